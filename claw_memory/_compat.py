@@ -1,0 +1,78 @@
+# claw_memory: every difference between MicroPython and CPython lives here.
+# MIT license
+
+import json
+import os
+import sys
+import time
+
+MICROPYTHON = sys.implementation.name == "micropython"
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+# Ports built with a 2000 epoch (older ESP32 firmware) report time from 2000-01-01; the
+# formats store Unix seconds, as ESP-Claw's gettimeofday() does.
+_EPOCH_OFFSET = 946684800 if time.gmtime(0)[0] == 2000 else 0
+
+
+def unix_time():
+    """Whole seconds since 1970-01-01 UTC."""
+    return int(time.time()) + _EPOCH_OFFSET
+
+
+def local_time_str(ts):
+    """`YYYY-MM-DD HH:MM:SS` in local time, `-` for 0 (ESP-Claw's MEMORY.md style)."""
+    if not ts:
+        return "-"
+    t = time.localtime(ts - _EPOCH_OFFSET)
+    return "%04d-%02d-%02d %02d:%02d:%02d" % t[:6]
+
+
+if MICROPYTHON:
+    ticks_ms = time.ticks_ms
+    ticks_diff = time.ticks_diff
+
+    def dumps(obj):
+        """Compact JSON, non-ASCII written raw (cJSON's unformatted print)."""
+        return json.dumps(obj, separators=(",", ":"))
+
+    def exc_text(exc):
+        import io
+
+        buf = io.StringIO()
+        sys.print_exception(exc, buf)
+        return buf.getvalue()
+
+    def ilistdir(path):
+        """(name, is_dir) for each entry of a directory."""
+        for entry in os.ilistdir(path):
+            yield entry[0], entry[1] == 0x4000
+
+else:
+
+    def ticks_ms():
+        return int(time.monotonic() * 1000)
+
+    def ticks_diff(a, b):
+        return a - b
+
+    def dumps(obj):
+        """Compact JSON, non-ASCII written raw (cJSON's unformatted print)."""
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    def exc_text(exc):
+        import traceback
+
+        return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def ilistdir(path):
+        """(name, is_dir) for each entry of a directory."""
+        with os.scandir(path) as it:
+            for entry in it:
+                yield entry.name, entry.is_dir()

@@ -1,0 +1,145 @@
+# claw_memory: durable file primitives shared by every storage layer.
+# MIT license
+#
+# MicroPython makes data durable only on close()/flush(); littlefs commits a file's new
+# contents atomically on close, FAT does not (and its rename over a file is remove + rename).
+# Everything here closes what it opens, writes each payload with one write() call, and
+# replaces whole files through `X.tmp` + rename so a power cut leaves the old or the new file.
+
+import os
+
+from ._compat import const
+
+_ENOENT = const(2)
+_ENOSPC = const(28)
+_TMP = ".tmp"
+
+
+def exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def size(path):
+    """File size in bytes, -1 when the file does not exist."""
+    try:
+        return os.stat(path)[6]
+    except OSError:
+        return -1
+
+
+def is_dir(path):
+    try:
+        return os.stat(path)[0] & 0x4000 != 0
+    except OSError:
+        return False
+
+
+def remove(path):
+    """Remove a file; True if it existed. Other errors than 'not found' propagate."""
+    try:
+        os.remove(path)
+        return True
+    except OSError as e:
+        if e.args[0] == _ENOENT:
+            return False
+        raise
+
+
+def makedirs(path):
+    """Create a directory and its parents; a file in the way raises OSError."""
+    if is_dir(path):
+        return
+    parent = path.rsplit("/", 1)[0]
+    if parent and parent != path:
+        makedirs(parent)
+    try:
+        os.mkdir(path)
+    except OSError:
+        if not is_dir(path):
+            raise
+
+
+def _write_all(f, data):
+    n = f.write(data)
+    if n is not None and n != len(data):
+        raise OSError(_ENOSPC, "short write")
+
+
+def append(path, data):
+    """Append `data` in one write and close; returns the offset where it starts."""
+    with open(path, "ab") as f:
+        start = f.seek(0, 2)
+        _write_all(f, data)
+    return start
+
+
+def write_file(path, data):
+    """Create or overwrite `path` directly (for files that do not exist yet)."""
+    with open(path, "wb") as f:
+        _write_all(f, data)
+
+
+def replace(path, data):
+    """Atomically replace `path`: write `path.tmp` (bytes, or a callable given the open
+    file), close it, rename it over `path`."""
+    tmp = path + _TMP
+    write_tmp(path, data)
+    os.rename(tmp, path)
+
+
+def write_tmp(path, data):
+    """Write the complete `path.tmp` for a later rename or journal commit."""
+    with open(path + _TMP, "wb") as f:
+        if callable(data):
+            data(f)
+        else:
+            _write_all(f, data)
+
+
+def commit(journal, paths):
+    """Rename every `X.tmp` of `paths` over `X` as one unit.
+
+    The empty journal file is created only after every tmp file is complete and closed, so
+    its existence is the commit point; `recover` finishes the renames after a power cut."""
+    with open(journal, "wb"):
+        pass
+    for p in paths:
+        os.rename(p + _TMP, p)
+    remove(journal)
+
+
+def recover(paths, journal=None, valid=None):
+    """Settle leftovers of an interrupted `replace` or `commit`; True if a tmp was adopted.
+
+    Committed journal: every tmp is renamed into place. Otherwise a tmp is adopted only when
+    its target is missing (a cut inside FAT's remove-then-rename) and `valid(tmp)` accepts it;
+    any other tmp is an unfinished write and is removed."""
+    committed = journal is not None and exists(journal)
+    adopted = False
+    for p in paths:
+        tmp = p + _TMP
+        if not exists(tmp):
+            continue
+        if committed or (not exists(p) and (valid is None or valid(tmp))):
+            os.rename(tmp, p)
+            adopted = True
+        else:
+            remove(tmp)
+    if committed:
+        remove(journal)
+    return adopted
+
+
+def read_bounded(path, limit):
+    """The whole file as bytes, or None when missing; ValueError when larger than `limit`."""
+    n = size(path)
+    if n < 0:
+        return None
+    if n > limit:
+        raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
+    with open(path, "rb") as f:
+        return f.read(limit)

@@ -1,0 +1,61 @@
+# claw_memory: where the data lives. Nothing else in the package builds a path from scratch.
+# MIT license
+
+import os
+
+from ._compat import MICROPYTHON, const
+
+# MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
+# "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes), so the root gets the rest.
+_MAX_ROOT = const(61)
+
+
+def is_dir(path):
+    try:
+        return os.stat(path)[0] & 0x4000 != 0
+    except OSError:
+        return False
+
+
+def join(*parts):
+    """Join path parts with `/` (no `..` handling: callers only join names they built)."""
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p if out.endswith("/") else out + "/" + p
+    return out
+
+
+def data_root(root=None):
+    """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd."""
+    if root is None:
+        for cand in ("/sd", "/flash"):
+            if is_dir(cand):
+                root = cand
+                break
+        else:
+            root = os.getcwd()
+    if not isinstance(root, str) or not root:
+        raise ValueError("data root must be a non-empty path")
+    if len(root) > 1 and root.endswith("/"):
+        root = root[:-1]
+    if MICROPYTHON and len(root.encode()) > _MAX_ROOT:
+        raise ValueError("data root longer than %d bytes: %s" % (_MAX_ROOT, root))
+    return root
+
+
+class Layout:
+    """The directories of one data root."""
+
+    def __init__(self, root=None):
+        self.root = data_root(root)
+        self.sessions = join(self.root, "sessions")
+        self.chat_map = join(self.sessions, "chat_map")
+        self.memory = join(self.root, "memory")
+
+    def ensure(self):
+        """Create `sessions/` and `memory/` (and the root) when missing."""
+        from .fsutil import makedirs
+
+        makedirs(self.sessions)
+        makedirs(self.memory)
+        return self

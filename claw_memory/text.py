@@ -1,0 +1,192 @@
+# claw_memory: text utilities (UTF-8 cuts and repair, dedupe keys, token estimate, line lists).
+# MIT license
+#
+# Every cut happens on a UTF-8 character boundary and invalid bytes are dropped, so what we
+# write decodes under CPython's strict decoder too (ESP-Claw cuts bytes and may split a
+# character; see DESIGN.md, deliberate difference 4).
+
+from ._compat import MICROPYTHON, const
+
+_SPACE = " \t\n\r\x0b\x0c"
+_TOKEN_SEPS = ",;/|"
+_LINE_MAX = const(255)
+
+# Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
+_KEY_PUNCT = "。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．"
+
+
+def to_bytes(s):
+    """UTF-8 bytes of a str (lone surrogates kept, to be dropped by `clean`), bytes as is."""
+    if isinstance(s, (bytes, bytearray, memoryview)):
+        return bytes(s)
+    if not isinstance(s, str):
+        raise ValueError("expected text, got %s" % type(s).__name__)
+    if MICROPYTHON:
+        return s.encode()
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _seq_len(b, i, n):
+    """Length of the valid UTF-8 sequence at b[i] (RFC 3629: no overlongs, no surrogates,
+    nothing above U+10FFFF), or 0 when the byte at i does not start one."""
+    c = b[i]
+    if c < 0x80:
+        return 1
+    if 0xC2 <= c <= 0xDF:
+        need, lo, hi = 1, 0x80, 0xBF
+    elif 0xE0 <= c <= 0xEF:
+        need = 2
+        lo = 0xA0 if c == 0xE0 else 0x80
+        hi = 0x9F if c == 0xED else 0xBF
+    elif 0xF0 <= c <= 0xF4:
+        need = 3
+        lo = 0x90 if c == 0xF0 else 0x80
+        hi = 0x8F if c == 0xF4 else 0xBF
+    else:
+        return 0
+    if i + need >= n:
+        return 0
+    if not lo <= b[i + 1] <= hi:
+        return 0
+    for k in range(2, need + 1):
+        if not 0x80 <= b[i + k] <= 0xBF:
+            return 0
+    return need + 1
+
+
+def clean_bytes(b):
+    """`b` with every byte that is not part of a valid UTF-8 sequence dropped."""
+    n = len(b)
+    i = 0
+    while i < n and b[i] < 0x80:
+        i += 1
+    if i == n:
+        return bytes(b)
+    out = bytearray(b[:i])
+    while i < n:
+        k = _seq_len(b, i, n)
+        if k:
+            out += b[i : i + k]
+            i += k
+        else:
+            i += 1
+    return bytes(out)
+
+
+def clean(s, max_chars=None):
+    """Valid text from str or bytes: invalid UTF-8 dropped, then cut to `max_chars` chars."""
+    t = clean_bytes(to_bytes(s)).decode()
+    if max_chars is not None and len(t) > max_chars:
+        t = t[:max_chars]
+    return t
+
+
+def cut_bytes(s, max_bytes):
+    """`s` cut to at most `max_bytes` UTF-8 bytes, on a character boundary."""
+    b = s.encode()
+    if len(b) <= max_bytes:
+        return s
+    i = max_bytes
+    while i > 0 and b[i] & 0xC0 == 0x80:
+        i -= 1
+    return b[:i].decode()
+
+
+def trim(s):
+    """Strip ASCII whitespace (C isspace) at both ends."""
+    return s.strip(_SPACE)
+
+
+def norm_key(s, max_bytes=159):
+    """Dedupe normalisation: ASCII letters lowered, other ASCII but digits dropped, CJK
+    punctuation dropped, every other character kept; at most `max_bytes` bytes."""
+    out = []
+    used = 0
+    for ch in s:
+        o = ord(ch)
+        if o < 0x80:
+            if 0x41 <= o <= 0x5A:
+                ch = chr(o + 32)
+            elif not (0x61 <= o <= 0x7A or 0x30 <= o <= 0x39):
+                continue
+            k = 1
+        elif ch in _KEY_PUNCT:
+            continue
+        else:
+            k = 2 if o < 0x800 else 3 if o < 0x10000 else 4
+        if used + k > max_bytes:
+            break
+        out.append(ch)
+        used += k
+    return "".join(out)
+
+
+def estimate_tokens(s):
+    """Rough token count: one per CJK (3-byte) character plus one per 4 other characters."""
+    if not s:
+        return 0
+    b = s.encode() if isinstance(s, str) else s
+    cjk = other = 0
+    i = 0
+    n = len(b)
+    while i < n:
+        c = b[i]
+        if c < 0x80:
+            step = 1
+        elif c >= 0xF0:
+            step = 4
+        elif c >= 0xE0:
+            step = 3
+        elif c >= 0xC0:
+            step = 2
+        else:  # stray continuation byte: count it as one "other" character
+            step = 1
+        if step == 3:
+            cjk += 1
+        else:
+            other += 1
+        i += step
+    return cjk + (other + 3) // 4
+
+
+def split_tokens(s):
+    """Tokens of a tag/keyword list separated by `, ; / |`, trimmed, empty ones skipped."""
+    out = []
+    tok = []
+    for ch in s:
+        if ch in _TOKEN_SEPS:
+            t = trim("".join(tok))
+            if t:
+                out.append(t)
+            tok = []
+        else:
+            tok.append(ch)
+    t = trim("".join(tok))
+    if t:
+        out.append(t)
+    return out
+
+
+def lines_add(lines, line):
+    """Append `line` (cut to 255 bytes) to the list unless it is already there."""
+    line = cut_bytes(line, _LINE_MAX)
+    if line and line not in lines:
+        lines.append(line)
+        return True
+    return False
+
+
+def lines_merge(lines, other):
+    """Merge a list, or newline-separated text, into `lines` keeping first-seen order."""
+    if isinstance(other, str):
+        other = other.split("\n")
+    for line in other:
+        lines_add(lines, line)
+    return lines
+
+
+def stage_note(labels):
+    """`Memory update: [a;b]`, or None for no labels."""
+    if not labels:
+        return None
+    return "Memory update: [" + ";".join(labels) + "]"

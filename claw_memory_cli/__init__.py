@@ -1,0 +1,1 @@
+"""Host tools for claw_memory (CPython): inspect, verify, repair, export, deploy, demo."""

@@ -1,0 +1,50 @@
+"""Finding the host tools: the unix-port micropython, mpy-cross, mpremote, esptool."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def find(name, env=None):
+    """Path of a tool: $ENV override, else beside this Python (the venv), else on PATH."""
+    if env and os.environ.get(env):
+        return os.environ[env]
+    here = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(here):
+        return here
+    return shutil.which(name)
+
+
+def micropython():
+    return find("micropython", "MICROPYTHON")
+
+
+def version(cmd):
+    """First line a tool prints about its version, or None when it cannot run."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (out.stdout or out.stderr).strip()
+    if out.returncode != 0 or not text:
+        return None
+    return text.splitlines()[0]
+
+
+def doctor():
+    """[(tool, path or None, version or None, what it is for)]"""
+    rows = []
+    mp = micropython()
+    rows.append(("micropython", mp, mp and version([mp, "-c", "import sys; print(sys.version)"]),
+                 "unix port: tests, demo, virtual board"))
+    for tool, arg, purpose in (
+        ("mpy-cross", "--version", "compiles .mpy for xtensawin (deploy, size check)"),
+        ("mpremote", "version", "talks to a board (inspect --port, deploy, device tests)"),
+        ("esptool", "version", "writes firmware to an ESP32-S3 (flash)"),
+    ):
+        path = find(tool)
+        rows.append((tool, path, path and version([path, arg]), purpose))
+    return rows
