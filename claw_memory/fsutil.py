@@ -63,24 +63,28 @@ def makedirs(path):
             raise
 
 
-def _write_all(f, data):
+def write_all(f, data):
     n = f.write(data)
     if n is not None and n != len(data):
         raise OSError(_ENOSPC, "short write")
 
 
 def append(path, data):
-    """Append `data` in one write and close; returns the offset where it starts."""
+    """Append `data` (bytes, or a callable given the open file and the start offset) and
+    close; returns the offset where it starts. Nothing is durable before the close."""
     with open(path, "ab") as f:
         start = f.seek(0, 2)
-        _write_all(f, data)
+        if callable(data):
+            data(f, start)
+        else:
+            write_all(f, data)
     return start
 
 
 def write_file(path, data):
     """Create or overwrite `path` directly (for files that do not exist yet)."""
     with open(path, "wb") as f:
-        _write_all(f, data)
+        write_all(f, data)
 
 
 def replace(path, data):
@@ -97,7 +101,7 @@ def write_tmp(path, data):
         if callable(data):
             data(f)
         else:
-            _write_all(f, data)
+            write_all(f, data)
 
 
 def commit(journal, paths):

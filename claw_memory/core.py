@@ -1,0 +1,98 @@
+# claw_memory: the contract between the memory layers and an agent loop (ESP-Claw's claw_core).
+# MIT license
+
+from ._compat import const
+
+# Session record types (claw_core_context_record_type_t).
+USER = const(1)
+FINAL = const(2)
+TOOL_CALL = const(3)
+TOOL_RESULTS = const(4)
+
+# Context provider kinds and flags.
+SYSTEM_PROMPT = const(0)
+MESSAGES = const(1)
+REQUEST_START_ONLY = const(1)
+
+_BACKENDS = {
+    "openai": 1,
+    "openai_compatible": 1,
+    "anthropic": 2,
+    "anthropic_compatible": 2,
+    "openai_responses": 3,
+}
+
+
+def backend_format(name):
+    """Index backend format of a backend name: 1 OpenAI, 2 Anthropic, 3 OpenAI Responses,
+    0 unknown (ESP-Claw's mapping, plus the short names)."""
+    if isinstance(name, int):
+        return name if 0 <= name <= 3 else 0
+    return _BACKENDS.get(name or "", 0)
+
+
+class SessionBlocked(OSError):
+    """The session's history is over the size limit even after compaction."""
+
+
+class Request:
+    """One user request going through the agent loop."""
+
+    _next_id = 1
+
+    def __init__(self, text, session_id=None, channel=None, chat_id=None, request_id=None):
+        if request_id is None:
+            request_id = Request._next_id
+            Request._next_id += 1
+        self.id = request_id
+        self.text = text
+        self.session_id = session_id
+        self.channel = channel
+        self.chat_id = chat_id
+
+
+class ContextProvider:
+    """A named source of context: `collect(request)` returns text (SYSTEM_PROMPT) or a list
+    of messages (MESSAGES), or None to be skipped."""
+
+    def __init__(self, name, collect, kind=SYSTEM_PROMPT, flags=0):
+        self.name = name
+        self.collect = collect
+        self.kind = kind
+        self.flags = flags
+
+
+class Tool:
+    """A tool the LLM may call. `handler(args_json, request)` is a coroutine returning
+    `(ok, output_json_text)`; `ok` False marks the tool message as an error."""
+
+    def __init__(self, name, description, schema, handler):
+        self.name = name
+        self.description = description
+        self.schema = schema
+        self.handler = handler
+
+
+class Hooks:
+    """The callbacks an agent loop calls; every one is optional.
+
+    request_gate(request) -> refusal text or None
+    on_request_start(request)
+    persist(request, records, turn_completed) -> warning text or None
+    async stage_note(request) -> note text or None"""
+
+    def __init__(self, request_gate=None, on_request_start=None, persist=None, stage_note=None):
+        self.request_gate = request_gate
+        self.on_request_start = on_request_start
+        self.persist = persist
+        self.stage_note = stage_note
+
+
+def failure_note(reason, tool_summary=None):
+    """The ASSISTANT_FINAL text persisted when a request fails (ESP-Claw's wording)."""
+    note = "Session note: the previous request failed before producing a final answer.\nReason: " + (
+        reason or "unknown error"
+    )
+    if tool_summary:
+        note += "\n" + tool_summary
+    return note
