@@ -35,6 +35,10 @@ class SessionBlocked(OSError):
     """The session's history is over the size limit even after compaction."""
 
 
+class NotFound(ValueError):
+    """No active memory item has that id."""
+
+
 class Request:
     """One user request going through the agent loop."""
 

@@ -21,6 +21,7 @@ import struct
 
 from . import fsutil, text
 from ._compat import const, dumps, ilistdir
+from .text import fnv1a32
 from .core import FINAL, TOOL_CALL, TOOL_RESULTS, USER, SessionBlocked, backend_format
 
 _HEADER = b"CHDX\x01\x00\x0a\x00"  # struct.pack("<IHH", 0x58444843, 1, 10)
@@ -46,14 +47,6 @@ BLOCK_TEXT = (
     "by sending the command `/session new [name]`, and delete the old session by "
     "`/session delete <name>` due to limited storage space."
 )
-
-
-def fnv1a32(data):
-    """32-bit FNV-1a of bytes."""
-    h = 0x811C9DC5
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
 
 
 def _id_bytes(session_id, allow_empty=False):

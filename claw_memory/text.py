@@ -92,6 +92,21 @@ def cut_bytes(s, max_bytes):
     return b[:i].decode()
 
 
+def ascii_lower(s):
+    """`s` with only the ASCII letters lowered (the same on MicroPython and CPython)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+
+def fnv1a32(data):
+    """32-bit FNV-1a of bytes (or of a str's UTF-8)."""
+    if isinstance(data, str):
+        data = data.encode()
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
 def trim(s):
     """Strip ASCII whitespace (C isspace) at both ends."""
     return s.strip(_SPACE)

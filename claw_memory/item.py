@@ -1,0 +1,224 @@
+# claw_memory: one long-term memory item: fields, JSON line, metadata rules, labels, keys.
+# MIT license
+#
+# Items are plain dicts with ESP-Claw's fields. Every cut is on a UTF-8 character boundary
+# (ESP-Claw cuts bytes), and labels keep up to 24 characters (ESP-Claw keeps 8, which turns
+# "daily_routine" into "daily_ro"; DESIGN.md, deliberate differences 2 and 4).
+
+from . import text
+from ._compat import const, dumps
+
+CONTENT_MAX = const(255)
+TAGS_MAX = const(95)
+KEYWORDS_MAX = const(127)
+SOURCE_MAX = const(15)
+ID_MAX = const(39)
+MAX_LABELS = const(3)
+LABEL_CHARS = const(24)
+LABEL_BYTES = const(39)
+_KEY_BYTES = const(36)
+_SEMANTIC_MIN = const(12)
+_KEYWORD_TERM = const(47)
+_ACCESS_MAX = const(65535)
+
+_FIELDS = ("id", "source", "content", "tags", "keywords")
+_ID_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:"
+
+
+def _str(v, limit):
+    return text.cut_bytes(v, limit) if isinstance(v, str) else ""
+
+
+def _int(v, hi=0xFFFFFFFF):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    v = int(v)
+    return 0 if v < 0 else hi if v > hi else v
+
+
+def from_obj(obj):
+    """An item dict from a parsed records line (missing fields get ESP-Claw's defaults), or
+    None when it is not an item (no id)."""
+    if not isinstance(obj, dict):
+        return None
+    iid = obj.get("id")
+    if not isinstance(iid, str) or not iid:
+        return None
+    ids = obj.get("summary_ids")
+    sids = []
+    if isinstance(ids, list):
+        for v in ids:
+            if len(sids) == MAX_LABELS:
+                break
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 0xFFFF:
+                sids.append(v)
+    return {
+        "id": text.cut_bytes(iid, ID_MAX),
+        "source": _str(obj.get("source"), SOURCE_MAX),
+        "content": _str(obj.get("content"), CONTENT_MAX),
+        "tags": _str(obj.get("tags"), TAGS_MAX),
+        "keywords": _str(obj.get("keywords"), KEYWORDS_MAX),
+        "created_at": _int(obj.get("created_at")),
+        "updated_at": _int(obj.get("updated_at")),
+        "access_count": _int(obj.get("access_count"), _ACCESS_MAX),
+        "deleted": obj.get("deleted") is True,
+        "summary_ids": sids,
+    }
+
+
+def to_json(item, labels=None):
+    """The item's compact JSON in ESP-Claw's key order; `labels` (a list) adds
+    `summary_labels` as tool results and compaction lines carry it."""
+    out = "{"
+    for k in _FIELDS:
+        out += '"%s":%s,' % (k, dumps(item[k]))
+    out += '"created_at":%d,"updated_at":%d,"access_count":%d,"deleted":%s,"summary_ids":%s' % (
+        item["created_at"],
+        item["updated_at"],
+        item["access_count"],
+        "true" if item["deleted"] else "false",
+        dumps(item["summary_ids"]),
+    )
+    if labels is not None:
+        out += ',"summary_labels":' + dumps(labels)
+    return out + "}"
+
+
+def new_id(now, seq):
+    return "mem-%d-%04d" % (now, seq % 10000)
+
+
+def check_id(memory_id):
+    """A caller-chosen id: 1..39 bytes of [A-Za-z0-9-_.:]; ValueError otherwise."""
+    if not isinstance(memory_id, str) or not 0 < len(memory_id) <= ID_MAX:
+        raise ValueError("memory_id must be 1..%d characters" % ID_MAX)
+    for ch in memory_id:
+        if ch not in _ID_CHARS:
+            raise ValueError("memory_id may only contain A-Z a-z 0-9 - _ . :")
+    return memory_id
+
+
+def id_key(memory_id):
+    """A compact dict key for an id: `mem-<ts>-<seq>` ids become one int (no string kept per
+    entry), any other id stays a string. One-to-one, so lookups stay exact."""
+    n = len(memory_id)
+    if 9 < n < 22 and memory_id.startswith("mem-") and memory_id[-5] == "-":
+        ts = memory_id[4:-5]
+        seq = memory_id[-4:]
+        if ts.isdigit() and seq.isdigit() and (ts[0] != "0" or len(ts) == 1):
+            return int(ts) * 10000 + int(seq)
+    return memory_id
+
+
+def _as_list(v):
+    if isinstance(v, (list, tuple)):
+        return ",".join(x for x in v if isinstance(x, str))
+    return v if isinstance(v, str) else ""
+
+
+def _join_fit(tokens, limit, out=None):
+    out = out if out is not None else []
+    for t in tokens:
+        if len(out) == MAX_LABELS:
+            break
+        if t in out:
+            continue
+        if len(",".join(out + [t]).encode()) <= limit:
+            out.append(t)
+    return out
+
+
+def _grounded(token, content, tags):
+    if token in content or token in tags:
+        return True
+    low = text.ascii_lower(token)
+    return low in text.ascii_lower(content) or low in text.ascii_lower(tags)
+
+
+def normalize(content, tags="", keywords=""):
+    """(content, tags, keywords) cleaned as ESP-Claw does before a store or update: trimmed,
+    content at most 255 bytes, at most 3 distinct tags, at most 3 keywords that occur in the
+    content or tags, topped up from the tags."""
+    content = text.trim(text.cut_bytes(text.trim(text.clean(content or "")), CONTENT_MAX))
+    tag_tokens = text.split_tokens(text.clean(_as_list(tags)))
+    tags = ",".join(_join_fit(tag_tokens, TAGS_MAX))
+    kws = [t for t in text.split_tokens(text.clean(_as_list(keywords))) if _grounded(t, content, tags)]
+    picked = _join_fit(kws, KEYWORDS_MAX)
+    _join_fit(text.split_tokens(tags), KEYWORDS_MAX, picked)
+    return content, tags, ",".join(picked)
+
+
+def labels(tags):
+    """Summary labels of a tags string: the first 3 distinct tag tokens, each cut to 24
+    characters and 39 bytes."""
+    out = []
+    for t in text.split_tokens(tags):
+        label = text.trim(text.trim(text.cut_bytes(t, LABEL_BYTES))[:LABEL_CHARS])
+        if label and label not in out:
+            out.append(label)
+            if len(out) == MAX_LABELS:
+                break
+    return out
+
+
+def norm(content):
+    """The dedupe normalisation of a content (ASCII letters lowered, punctuation dropped)."""
+    return text.norm_key(content)
+
+
+def key(content, now=0):
+    """The dedupe key: the first 36 bytes of the normalised content."""
+    k = text.cut_bytes(text.norm_key(content), _KEY_BYTES)
+    return k if k else "memory-%d" % now
+
+
+def semantic_match(a, b):
+    """Normalised contents a and b say the same: equal, or one contains the other and both
+    have at least 12 bytes."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return len(a.encode()) >= _SEMANTIC_MIN and len(b.encode()) >= _SEMANTIC_MIN and (a in b or b in a)
+
+
+def conflicts(existing, incoming):
+    """For an extraction REPLACE: an active, different item that shares a tag or keyword
+    token with the incoming one but does not say the same thing."""
+    if existing["deleted"] or existing["id"] == incoming["id"]:
+        return False
+    if semantic_match(norm(existing["content"]), norm(incoming["content"])):
+        return False
+    mine = text.split_tokens(existing["tags"]) + text.split_tokens(existing["keywords"])
+    for t in text.split_tokens(incoming["tags"]) + text.split_tokens(incoming["keywords"]):
+        if t in mine:
+            return True
+    return False
+
+
+def equivalent(a, b):
+    for k in ("source", "content", "tags", "keywords"):
+        if a[k] != b[k]:
+            return False
+    return True
+
+
+def priority(item):
+    """Sort key: access_count desc, updated_at desc, id asc."""
+    return (-item["access_count"], -item["updated_at"], item["id"])
+
+
+def score(item):
+    """Capacity score at compaction: one access weighs about three hours of recency."""
+    return item["access_count"] * 3 + item["updated_at"] // 3600
+
+
+def keyword_terms(item):
+    """The keyword-index terms of an item: its keywords (or tags when it has none)."""
+    src = item["keywords"] or item["tags"]
+    out = []
+    for t in text.split_tokens(src):
+        t = text.trim(text.cut_bytes(t, _KEYWORD_TERM))
+        if t and t not in out:
+            out.append(t)
+    return out

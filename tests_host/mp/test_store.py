@@ -1,0 +1,482 @@
+# claw_memory.store on simulated flash: formats, store/update/forget/recall, labels,
+# compaction, repair of damaged files, bad input.
+import json
+import os
+
+from flashsim import mount
+from mptest import eq, ok, raises
+
+from claw_memory import fsutil
+from claw_memory import item as itm
+from claw_memory.core import NotFound
+from claw_memory.store import MD_DEFAULT, Store
+
+HEAP = "8M"
+M = "/flash/memory"
+T0 = 1714000000
+
+
+class Clock:
+    def __init__(self, t=T0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def _fresh(kind="lfs2"):
+    dev = mount(kind, "/flash", blocks=256)
+    clock = Clock()
+    return dev, Store(M, clock=clock), clock
+
+
+def _read(name):
+    with open(M + "/" + name, "rb") as f:
+        return f.read()
+
+
+def _write(name, data):
+    with open(M + "/" + name, "wb") as f:
+        f.write(data)
+
+
+def _index():
+    return json.loads(_read("memory_index.json"))
+
+
+def _kw_reference(store):
+    """The keyword index ESP-Claw would build from the active items."""
+    ref = {}
+    for it in store.list():
+        for t in itm.keyword_terms(it):
+            ref.setdefault(t, [])
+            if it["id"] not in ref[t]:
+                ref[t].append(it["id"])
+    return ref
+
+
+def _check_consistent(store):
+    """Index catalog and keyword index agree with the active items."""
+    items = store.list()
+    refs = {}
+    for it in items:
+        for sid in it["summary_ids"]:
+            refs[sid] = refs.get(sid, 0) + 1
+    idx = _index()
+    eq(idx["version"], 3, "index version")
+    eq({s["summary_id"]: s["ref_count"] for s in idx["summaries"]}, refs, "ref counts")
+    eq(idx["records_size"], fsutil.size(M + "/memory_records.jsonl"), "stamp")
+    got = idx["keyword_index"]
+    ref = _kw_reference(store)
+    eq(sorted(got.keys()), sorted(ref.keys()), "keyword index terms")
+    for t in ref:
+        eq(sorted(got[t]), sorted(ref[t]), "keyword index ids of %s" % t)
+    return items
+
+
+def test_fresh_directory_files():
+    dev, s, clock = _fresh()
+    s.open()
+    eq(sorted(os.listdir(M)), ["MEMORY.md", "memory_digest.log", "memory_index.json",
+                               "memory_records.jsonl"], "files")
+    eq(_read("MEMORY.md").decode(), MD_DEFAULT, "default MEMORY.md")
+    eq(_index(), {"version": 3, "next_summary_id": 1, "last_compact_digest_size": 0,
+                  "records_size": 0, "summaries": [], "keyword_index": {}}, "default index")
+    eq(s.list(), [], "empty")
+    dev.unmount()
+
+
+def test_store_line_format_and_normalisation():
+    dev, s, clock = _fresh()
+    it, changed = s.store("  The user likes lettuce  ", "dietary_preferences; food | extra | more",
+                          "lettuce, invented, LETTUCE, Food")
+    ok(changed, "changed")
+    eq(it["id"], "mem-%d-%04d" % (T0, T0 % 10000 + 1), "id format")
+    eq(it["content"], "The user likes lettuce", "trimmed")
+    eq(it["tags"], "dietary_preferences,food,extra", "at most 3 tags")
+    eq(it["keywords"], "lettuce,LETTUCE,Food", "grounded keywords only, ASCII case-insensitively")
+    eq(it["source"], "manual", "default source")
+    eq(it["summary_labels"], ["dietary_preferences", "food", "extra"], "labels keep 24 chars")
+    line = _read("memory_records.jsonl").decode()
+    eq(line, '{"id":"%s","source":"manual","content":"The user likes lettuce","tags":'
+       '"dietary_preferences,food,extra","keywords":"lettuce,LETTUCE,Food","created_at":%d,'
+       '"updated_at":%d,"access_count":0,"deleted":false,"summary_ids":[1,2,3]}\n' % (it["id"], T0, T0),
+       "ESP-Claw line, key order")
+    it2, _ = s.store("Likes to run in the morning", "habit", "")
+    eq(it2["keywords"], "habit", "topped up from the tags")
+    dig = _read("memory_digest.log").decode().splitlines()
+    eq(dig, ["%d\tstore\t%s" % (T0, it["id"]), "%d\tstore\t%s" % (T0, it2["id"])], "digest lines")
+    _check_consistent(s)
+    dev.unmount()
+
+
+def test_field_cuts_are_on_character_boundaries():
+    dev, s, clock = _fresh()
+    it, _ = s.store("你" * 100, "标签" * 30 + ",b", "k")
+    eq(len(it["content"].encode()), 255, "content cut to 255 bytes = 85 CJK chars")
+    eq(it["content"], "你" * 85, "whole characters")
+    eq(it["tags"], "b", "a tag token over 95 bytes does not fit")
+    it, _ = s.store("a tag of exactly label size", "abcdefghijklmnopqrstuvwxyz0123456789", "")
+    eq(it["summary_labels"], ["abcdefghijklmnopqrstuvwx"], "label cut to 24 characters")
+    it, _ = s.store("emoji label", "😀" * 12, "")
+    eq(it["summary_labels"], ["😀" * 9], "label at most 39 bytes")
+    dev.unmount()
+
+
+def test_dedupe_by_key_and_by_containment_writes_nothing():
+    dev, s, clock = _fresh()
+    a, _ = s.store("The user likes lettuce", "food")
+    before = [_read(n) for n in sorted(os.listdir(M))]
+    for dup in ("the user LIKES lettuce!!", "The user likes lettuce a lot, really", "user likes lettuce"):
+        got, changed = s.store(dup, "other")
+        eq((got["id"], changed), (a["id"], False), "duplicate of %r" % dup)
+    eq([_read(n) for n in sorted(os.listdir(M))], before, "nothing written")
+    b, changed = s.store("likes", "food")
+    ok(changed, "under 12 bytes: no containment match")
+    long_a = "The user likes lettuce in every salad at lunch and at dinner, " * 2
+    c, _ = s.store(long_a[:100] + "X", "food")
+    d, changed = s.store(long_a[:100] + "Y", "food")
+    eq((d["id"], changed), (c["id"], False), "same first 36 normalised bytes")
+    dev.unmount()
+
+
+def test_update_and_forget():
+    dev, s, clock = _fresh()
+    a, _ = s.store("User lives in Shanghai", "city", "Shanghai")
+    b, _ = s.store("User likes tea", "drink", "tea")
+    clock.t += 60
+    same, changed = s.update(a["id"], content="User lives in Shanghai")
+    eq((same["id"], changed), (a["id"], False), "equivalent update changes nothing")
+    new, changed = s.update(a["id"], content="User lives in Beijing", keywords="Beijing")
+    ok(changed and new["id"] != a["id"], "new id")
+    eq((new["tags"], new["keywords"], new["created_at"]), ("city", "Beijing,city", T0 + 60), "patched")
+    eq(s.get(a["id"]), None, "old item tombstoned")
+    dig = _read("memory_digest.log").decode().splitlines()[-3:]
+    eq([l.split("\t")[1:] for l in dig],
+       [["update_store", new["id"], a["id"]], ["forget", a["id"]], ["update", new["id"], a["id"]]],
+       "digest lines of an update")
+    raises(NotFound, s.update, a["id"], content="again")
+    raises(NotFound, s.update, "mem-1-0001", content="x")
+    raises(ValueError, s.update, "", content="x")
+    # Update onto an existing item: the other item is returned, the old one forgotten.
+    got, changed = s.update(new["id"], content="User likes tea")
+    eq((got["id"], changed), (b["id"], True), "merged into the duplicate")
+    eq([i["id"] for i in s.list()], [b["id"]], "one item left")
+    # Forget: refs down, unused labels leave the catalog.
+    old, changed = s.forget(b["id"])
+    eq((old["content"], old["summary_labels"], changed), ("User likes tea", ["drink"], True), "forget result")
+    eq(s.labels(), [], "catalog empty")
+    raises(NotFound, s.forget, b["id"])
+    raises(ValueError, s.forget, None)
+    ok(b"(empty - Claw will write memories here as it learns)" in _read("MEMORY.md"), "MEMORY.md empty text")
+    _check_consistent(s)
+    dev.unmount()
+
+
+def test_labels_catalog_ids_stay_stable():
+    dev, s, clock = _fresh()
+    a, _ = s.store("Fact one about coffee", "coffee")
+    b, _ = s.store("Fact two about tea", "tea")
+    c, _ = s.store("Fact three about coffee beans", "coffee,beans")
+    eq([(l["summary_id"], l["label"], l["ref_count"]) for l in s.labels()],
+       [(1, "coffee", 2), (2, "tea", 1), (3, "beans", 1)], "catalog")
+    s.forget(b["id"])
+    d, _ = s.store("Fact four about juice", "juice")
+    eq([(l["summary_id"], l["label"]) for l in s.labels()], [(1, "coffee"), (3, "beans"), (4, "juice")],
+       "a removed id is not reused")
+    s.compact()
+    eq([(l["summary_id"], l["label"]) for l in s.labels()], [(1, "coffee"), (3, "beans"), (4, "juice")],
+       "ids kept by compaction")
+    dev.unmount()
+
+
+def test_recall():
+    dev, s, clock = _fresh()
+    ids = []
+    for n in range(12):
+        clock.t = T0 + n
+        it, _ = s.store("Fact number %d about the garden plants" % n, "garden" if n % 2 else "garden,plants")
+        ids.append(it["id"])
+    s.store("Unrelated fact about trains and travel", "travel")
+    records = _read("memory_records.jsonl")
+    got = s.recall(["garden"])
+    eq(len(got), 8, "default limit 8")
+    eq([g["id"] for g in got], list(reversed(ids))[:8], "newest first when counts are equal")
+    eq(_read("memory_records.jsonl"), records, "no record rewritten")
+    dig = _read("memory_digest.log").decode().splitlines()
+    recall_lines = [l for l in dig if "\trecall\t" in l]
+    eq(len(recall_lines), 8, "one recall line per returned item")
+    ok(all(l.endswith("\taccess_count+1") for l in recall_lines), "recall line shape")
+    eq(len(s.recall(["plants", "nope"], limit=3)), 3, "unknown labels ignored")
+    eq(s.recall(["nope", "nothing"]), [], "no known label: nothing")
+    eq(len(s.recall([], limit=100)), 13, "no labels: everything")
+    eq(len(s.recall(["garden"], limit=0)), 8, "limit 0 means the default")
+    eq(len(s.recall(["garden"], limit=-5)), 8, "negative limit means the default")
+    eq(len(s.recall("travel")), 1, "a single label string")
+    dev.unmount()
+
+
+def test_recall_counts_land_at_compaction():
+    dev, s, clock = _fresh()
+    a, _ = s.store("Alpha fact about music", "music")
+    clock.t += 1
+    b, _ = s.store("Beta fact about music", "music")
+    clock.t += 1
+    c, _ = s.store("Gamma fact about music", "music")
+    for mid in (a, a, b):
+        clock.t += 1
+        s.recall(["music"], limit=3)  # every item once per call
+    clock.t += 100
+    s.recall(["music"], limit=1)  # c is first (newest): one more for c
+    eq([i["access_count"] for i in s.list()], [0, 0, 0], "counts not in the records yet")
+    s.compact()
+    got = [(i["id"], i["access_count"]) for i in s.list()]
+    eq(got, [(c["id"], 4), (a["id"], 3), (b["id"], 3)], "counts folded, then recency, then id")
+    ok(s.list()[0]["updated_at"] == clock.t, "recency from the last recall")
+    dev.unmount()
+
+
+def test_ids_stay_unique_when_the_clock_repeats():
+    # A board without a set clock boots at the same time: new ids must not reuse old ones.
+    dev, s, clock = _fresh()
+    a, _ = s.store("First boot fact", "boot")
+    s2 = Store(M, clock=Clock())
+    b, _ = s2.store("Second boot fact", "boot")
+    ok(a["id"] != b["id"], "fresh id")
+    eq(len(s2.list()), 2, "both kept")
+    dev.unmount()
+
+
+def test_compaction_merges_duplicates_drops_tombstones_keeps_best():
+    dev, s, clock = _fresh()
+    s.open()
+    # Duplicates written by hand (ESP-Claw could leave them behind; we never write them).
+    lines = []
+    for n, (content, acc, upd, created) in enumerate((
+            ("The user likes green tea", 2, T0 + 10, T0 + 10),
+            ("the user likes GREEN tea!", 5, T0 + 20, T0 + 5),
+            ("Deleted item about cats", 0, T0, T0))):
+        lines.append(json.dumps({"id": "mem-%d-%04d" % (T0, n), "source": "manual", "content": content,
+                                 "tags": "tea" if n < 2 else "cats", "keywords": "tea" if n < 2 else "cats",
+                                 "created_at": created, "updated_at": upd, "access_count": acc,
+                                 "deleted": False, "summary_ids": []}))
+    tomb = json.loads(lines[2])
+    tomb["deleted"] = True
+    lines.append(json.dumps(tomb))
+    _write("memory_records.jsonl", ("\n".join(lines) + "\n").encode())
+    s2 = Store(M, clock=clock)
+    items = s2.list()  # the stamp no longer matches: compaction on open
+    eq(len(items), 1, "duplicates merged, tombstone dropped")
+    it = items[0]
+    eq((it["id"], it["content"], it["access_count"], it["created_at"]),
+       ("mem-%d-0000" % T0, "the user likes GREEN tea!", 5, T0 + 5), "merge rules")
+    eq(_read("memory_records.jsonl").count(b'"summary_labels":[]'), 1, "compaction lines as ESP-Claw's")
+    _check_consistent(s2)
+    ok(b"\tcompact\t-\trebuild=index+markdown" in _read("memory_digest.log"), "compact digest line")
+    dev.unmount()
+
+
+def test_capacity_128_by_score():
+    dev = mount("lfs2", "/flash", blocks=256)
+    clock = Clock()
+    s = Store(M, clock=clock, max_active=5)
+    s.open()
+    for n in range(8):
+        clock.t = T0 + n * 7200
+        s.store("Distinct fact %d on topic %s" % (n, "abcdefgh"[n]), "t%d" % n)
+    s.recall(["t0"])
+    s.recall(["t0"])
+    s.compact()
+    kept = sorted(i["content"][14] for i in s.list())
+    eq(kept, ["0", "4", "5", "6", "7"], "two recalls (6h) do not save t0's rivals from 14h older")
+    eq(len(s.list()), 5, "capacity")
+    _check_consistent(s)
+    dev.unmount()
+
+
+def test_compaction_triggers():
+    dev, s, clock = _fresh()
+    for n in range(4):
+        s.store("Trigger fact number %d" % n, "x")
+    ok(b"compact" not in _read("memory_digest.log"), "not yet")
+    s.store("Trigger fact number 4", "x")
+    ok(b"compact" in _read("memory_digest.log"), "after 5 changes")
+    # Size trigger: records at 32 KiB.
+    dev.unmount()
+    dev, s, clock = _fresh()
+    s.open()
+    filler = [json.dumps({"id": "mem-1-%04d" % n, "content": "x%d" % n, "deleted": True}) for n in range(700)]
+    _write("memory_records.jsonl", ("\n".join(filler) + "\n").encode())
+    s2 = Store(M, clock=clock)
+    s2.store("After the big file", "y")
+    ok(fsutil.size(M + "/memory_records.jsonl") < 1000, "compacted by size")
+    dev.unmount()
+
+
+def test_digest_stays_bounded():
+    dev, s, clock = _fresh()
+    a, _ = s.store("A fact to recall many times", "r")
+    for n in range(250):
+        s.recall(["r"])
+    ok(fsutil.size(M + "/memory_digest.log") > 8192, "grew with recalls")
+    s.compact()
+    ok(fsutil.size(M + "/memory_digest.log") <= 4096 + 100, "trimmed at compaction")
+    eq(s.list()[0]["access_count"], 250, "every recall counted")
+    eq(_index()["last_compact_digest_size"], fsutil.size(M + "/memory_digest.log"), "offset = trimmed size")
+    s.recall(["r"])
+    s.compact()
+    eq(s.list()[0]["access_count"], 251, "no recount after the trim")
+    dev.unmount()
+
+
+def test_opens_an_esp_claw_folder_written_by_hand():
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(M)
+    recs = [
+        '{"id":"mem-1714000000-0042","source":"manual","content":"The user likes lettuce","tags":"dietary","keywords":"lettuce,dietary","created_at":1714000000,"updated_at":1714000000,"access_count":0,"deleted":false,"summary_ids":[1]}',
+        '{"id":"mem-1714000100-0043","source":"auto_llm","content":"User drinks water every hour","tags":"daily_routine,hydration_habits","keywords":"water","created_at":1714000100,"updated_at":1714000100,"access_count":1,"deleted":false,"summary_ids":[2,3],"summary_labels":[],"future_key":{"x":1}}',
+        'this line is garbage',
+        '{"id":"mem-1714000200-0044","source":"manual","content":"Old fact","tags":"old","keywords":"old","created_at":1714000200,"updated_at":1714000200,"access_count":0,"deleted":false,"summary_ids":[4]}',
+        '{"id":"mem-1714000200-0044","source":"manual","content":"Old fact","tags":"old","keywords":"old","created_at":1714000200,"updated_at":1714000300,"access_count":0,"deleted":true,"summary_ids":[4]}',
+    ]
+    _write("memory_records.jsonl", ("\n".join(recs) + "\n").encode())
+    _write("memory_index.json", b'{"version":3,"keyword_index":{"lettuce":["mem-1714000000-0042"]},"next_summary_id":5,'
+           b'"last_compact_digest_size":0,"summaries":[{"summary_id":1,"label":"dietary","ref_count":1},'
+           b'{"summary_id":2,"label":"daily_ro","ref_count":1},{"summary_id":3,"label":"hydratio","ref_count":1}]}')
+    _write("memory_digest.log", b"1714000000\tstore\tmem-1714000000-0042\n1714000500\trecall\tmem-1714000000-0042\taccess_count+1\n"
+           b"1714000600\trecall\tmem-1714000000-0042\taccess_count+1\n")
+    _write("MEMORY.md", b"# Long-term Memory\n\n(old render)\n")
+    s = Store(M, clock=Clock(T0 + 1000))
+    items = s.list()
+    eq([i["id"] for i in items], ["mem-1714000000-0042", "mem-1714000100-0043"], "active items, best first")
+    eq(items[0]["access_count"], 2, "recall lines folded in")
+    eq(items[0]["updated_at"], 1714000600, "recency from the recall")
+    eq(items[1]["summary_labels"], ["daily_routine", "hydration_habits"], "labels recomputed, not cut to 8")
+    eq(items[0]["summary_labels"], ["dietary"], "existing label keeps its id")
+    eq(items[0]["summary_ids"], [1], "id 1 kept")
+    eq(s.recall(["hydration_habits"])[0]["id"], "mem-1714000100-0043", "recall by the full label")
+    _check_consistent(s)
+    md = _read("MEMORY.md").decode()
+    ok(md.startswith("# Long-term Memory\n\n## Summary Labels\n\n- dietary (refs=1)\n"), "MEMORY.md rendered")
+    ok("- `mem-1714000000-0042` The user likes lettuce\n  time=" in md, "entry line")
+    ok('access=2 labels=["dietary"]\n' in md, "entry details")
+    dev.unmount()
+
+
+def test_memory_md_exact_render():
+    dev, s, clock = _fresh()
+    s.store("Fact A", "alpha")
+    clock.t += 1
+    s.store("Fact B", "beta,alpha")
+    from claw_memory._compat import local_time_str
+    want = ("# Long-term Memory\n\n## Summary Labels\n\n- alpha (refs=2)\n- beta (refs=1)\n\n"
+            "## Active Memories\n\n"
+            "- `mem-%d-%04d` Fact B\n  time=%s access=0 labels=[\"beta\",\"alpha\"]\n"
+            "- `mem-%d-%04d` Fact A\n  time=%s access=0 labels=[\"alpha\"]\n") % (
+        T0 + 1, T0 % 10000 + 2, local_time_str(T0 + 1), T0, T0 % 10000 + 1, local_time_str(T0))
+    eq(_read("MEMORY.md").decode(), want, "MEMORY.md")
+    dev.unmount()
+
+
+def test_corrupt_or_empty_index_is_rebuilt():
+    for bad in (b"", b"{not json", b"[1,2,3]", b'{"version":3,"summaries":"oops"}',
+                b'{"summaries":[{"summary_id":"x","label":"a","ref_count":1}]}', b"\x00\xff" * 50):
+        dev, s, clock = _fresh()
+        a, _ = s.store("Keeps working after damage", "sturdy")
+        _write("memory_index.json", bad)
+        s2 = Store(M, clock=clock)
+        eq([i["id"] for i in s2.recall(["sturdy"])], [a["id"]], "rebuilt from records (%r)" % bad[:12])
+        s2.store("And stores again", "sturdy")
+        _check_consistent(s2)
+        dev.unmount()
+    # Damaged while open: the next operation rebuilds it.
+    dev, s, clock = _fresh()
+    s.store("First", "f")
+    _write("memory_index.json", b"garbage")
+    eq(len(s.recall(["f"])), 1, "recall rebuilds")
+    dev.unmount()
+
+
+def test_bad_input():
+    dev, s, clock = _fresh()
+    for bad in ("", "   \t\n ", None, b"\xff\xfe", "\x00"[:0]):
+        e = raises(ValueError, s.store, bad)
+        eq(str(e), "content is required", "empty content %r" % (bad,))
+    raises(ValueError, s.store, 42)
+    it, _ = s.store("x" * 100000, "big")
+    eq(len(it["content"]), 255, "huge content cut")
+    it, _ = s.store(b"valid \xff\xfe bytes kept", "utf8")
+    eq(it["content"], "valid  bytes kept", "invalid UTF-8 dropped")
+    it, _ = s.store("thousand tags", ",".join("t%d" % n for n in range(1000)))
+    eq(it["tags"], "t0,t1,t2", "1000 tags -> 3")
+    it, _ = s.store("separators only", ",,;;//||  , ;", ",,,")
+    eq((it["tags"], it["summary_labels"]), ("", []), "labels full of separators")
+    raises(NotFound, s.forget, "mem-0-0000")
+    raises(NotFound, s.forget, "../../etc/passwd")
+    raises(ValueError, s.store, "bad id", memory_id="../x")
+    raises(ValueError, s.store, "bad id", memory_id="x" * 40)
+    ok(s.store("custom id", memory_id="my-id.1")[0]["id"] == "my-id.1", "custom id")
+    raises(ValueError, s.store, "another with custom id", memory_id="my-id.1")
+    _check_consistent(s)
+    dev.unmount()
+
+
+def test_damaged_records_lines_are_skipped_and_counted():
+    dev, s, clock = _fresh()
+    a, _ = s.store("Survivor fact", "keep")
+    with open(M + "/memory_records.jsonl", "ab") as f:
+        f.write(b'{"id":"mem-5-0005","content":"' + b"z" * 5000 + b'"}\n')
+        f.write(b"\x00\x01\x02binary garbage\xff\n")
+        f.write(b'{"no_id":true}\n')
+        f.write(b'[1,2]\n')
+        f.write(b'{"id":"mem-6-0006","content":"torn')
+    s2 = Store(M, clock=clock)
+    rep = s2.verify()
+    eq(rep["bad_lines"], 4, "over-long, binary, no id, not an object")
+    eq(rep["index"], "behind the records", "stamp mismatch seen")
+    eq([i["id"] for i in s2.list()], [a["id"]], "good item kept")
+    s2.store("Another fact after damage", "keep")
+    eq(len(s2.recall(["keep"])), 2, "store works on after repair")
+    _check_consistent(s2)
+    dev.unmount()
+
+
+def test_leftovers_of_interrupted_writes():
+    dev, s, clock = _fresh()
+    a, _ = s.store("Fact before the cut", "cut")
+    idx = _read("memory_index.json")
+    # An index replace cut inside FAT's remove-then-rename: only the tmp is left.
+    os.rename(M + "/memory_index.json", M + "/memory_index.json.tmp")
+    s2 = Store(M, clock=clock)
+    eq(len(s2.list()), 1, "works")
+    eq(_read("memory_index.json"), idx, "tmp adopted")
+    # An unfinished compaction (no journal): its tmps are discarded.
+    _write("memory_records.jsonl.tmp", b"half")
+    _write("MEMORY.md.tmp", b"# half")
+    s3 = Store(M, clock=clock)
+    eq(len(s3.list()), 1, "old files kept")
+    ok(not fsutil.exists(M + "/memory_records.jsonl.tmp"), "tmp removed")
+    # A committed compaction whose renames were cut: finished on open.
+    s3.compact()
+    recs = _read("memory_records.jsonl")
+    _write("memory_records.jsonl.tmp", recs)
+    _write("memory_index.json.tmp", _read("memory_index.json"))
+    fsutil.remove(M + "/memory_index.json")
+    _write(".compact", b"")
+    s4 = Store(M, clock=clock)
+    eq(len(s4.list()), 1, "commit finished")
+    ok(not fsutil.exists(M + "/.compact"), "journal gone")
+    _check_consistent(s4)
+    dev.unmount()
+
+
+def test_works_on_fat_too():
+    dev, s, clock = _fresh("fat")
+    a, _ = s.store("FAT fact", "fat")
+    s.update(a["id"], content="FAT fact two")
+    for n in range(6):
+        s.store("FAT item %d" % n, "fat")
+    s.compact()
+    _check_consistent(s)
+    eq(len(s.recall(["fat"], limit=20)), 7, "all there")
+    dev.unmount()
