@@ -7,3 +7,10 @@
 """
 
 __version__ = "0.1.0"
+
+
+def open(root=None, mode="full", **kw):  # noqa: A001 -- the package's public verb
+    """Open the memory of a data root; see claw_memory.memory.Memory for the options."""
+    from .memory import Memory
+
+    return Memory(root, mode, **kw)

@@ -657,6 +657,11 @@ class Store:
         items.sort(key=itm.priority)
         return [self._decorate(it, idx) for it in items]
 
+    def ids_where(self, test):
+        """Ids of the active items `test(item)` accepts (streamed, not all held)."""
+        self.open()
+        return [it["id"] for off, it in self._items(self._scan()) if test(it)]
+
     def get(self, memory_id):
         """One active item by id, or None."""
         self.open()

@@ -1,0 +1,160 @@
+# claw_memory: the reference agent loop, in ESP-Claw's claw_core order.
+# MIT license
+#
+# It knows only the contract in core.py (providers, hooks, tools) and an LLM object with
+# `backend` and `async chat(system, messages, tools) -> reply` (reply: .text, .tool_calls
+# [.id .name .arguments], .raw), so it runs with any memory that offers those, and the memory
+# runs without it.
+
+import json
+
+from ._compat import dumps, exc_text
+from .core import (FINAL, MESSAGES, REQUEST_START_ONLY, TOOL_CALL, TOOL_RESULTS, USER, Hooks,
+                   failure_note)
+
+STAGE_PREFIX = "\U0001f99e [Round %d] %s"  # "🦞 [Round N] <note>"
+
+
+class AgentError(Exception):
+    pass
+
+
+class Agent:
+    """One agent: an LLM, context providers, hooks and tools.
+
+    `publish(text)` receives stage messages (the memory note, a block warning). Messages the
+    user sends while a request runs go through `inject(text)`; they join the conversation
+    before the next LLM call and are persisted as user records."""
+
+    def __init__(self, llm, providers=(), hooks=None, tools=(), system_prompt="",
+                 max_iterations=10, publish=None, log=None, inbox_max=4):
+        self.llm = llm
+        self.providers = list(providers)
+        self.hooks = hooks or Hooks()
+        self.tools = list(tools)
+        self.system_prompt = system_prompt
+        self.max_iterations = max_iterations
+        self.publish = publish
+        self._log = log
+        self._inbox = []
+        self._inbox_max = inbox_max
+
+    def _note(self, msg):
+        if self._log:
+            self._log(msg)
+
+    def inject(self, text):
+        """Queue a message that arrived while a request runs; False when 4 are waiting."""
+        if len(self._inbox) >= self._inbox_max:
+            return False
+        self._inbox.append(text)
+        return True
+
+    def _persist(self, request, records, completed):
+        """(saved, warning): a persistence failure is logged and the request goes on."""
+        if self.hooks.persist is None:
+            return False, None
+        try:
+            return True, self.hooks.persist(request, records, completed)
+        except Exception as e:  # noqa: BLE001
+            self._note("persist failed: %s" % exc_text(e))
+            return False, None
+
+    def _collect(self, provider, request):
+        try:
+            return provider.collect(request)
+        except Exception as e:  # noqa: BLE001 -- one broken provider does not stop the agent
+            self._note("provider %s failed: %s" % (provider.name, exc_text(e)))
+            return None
+
+    def _system(self, request, start_sections):
+        parts = [self.system_prompt]
+        for name, content in start_sections:
+            parts.append("\n\n## %s\n%s" % (name, content))
+        for p in self.providers:
+            if not p.flags & REQUEST_START_ONLY and p.kind != MESSAGES:
+                content = self._collect(p, request)
+                if content:
+                    parts.append("\n\n## %s\n%s" % (p.name, content))
+        if request.channel or request.chat_id:
+            parts.append("\n\n## Core Request\nsource_channel: %s\nsource_chat_id: %s" % (
+                request.channel or "", request.chat_id or ""))
+        return "".join(parts).strip()
+
+    async def _call(self, call, request):
+        tool = None
+        for t in self.tools:
+            if t.name == call.name:
+                tool = t
+                break
+        if tool is None:
+            return False, '{"ok":false,"error":"unknown_tool","name":%s}' % dumps(call.name)
+        try:
+            ok, out = await tool.handler(call.arguments, request)
+        except Exception as e:  # noqa: BLE001 -- a failing tool is an error result, not a crash
+            self._note("tool %s raised: %s" % (call.name, exc_text(e)))
+            return False, '{"ok":false,"error":"tool_failed","message":%s}' % dumps(str(e))
+        return bool(ok), out if isinstance(out, str) else dumps(out)
+
+    async def run(self, request):
+        """Answer one request; returns the reply text (an apology when it failed)."""
+        hooks = self.hooks
+        if hooks.request_gate is not None:
+            refusal = hooks.request_gate(request)
+            if refusal:
+                return refusal
+        if hooks.on_request_start is not None:
+            try:
+                hooks.on_request_start(request)
+            except Exception as e:  # noqa: BLE001
+                self._note("request start hook failed: %s" % exc_text(e))
+        saved, _ = self._persist(request, [(USER, None, request.text)], False)
+        start_sections = []
+        start_msgs = []
+        for p in self.providers:
+            if p.flags & REQUEST_START_ONLY:
+                content = self._collect(p, request)
+                if not content:
+                    continue
+                if p.kind == MESSAGES:
+                    start_msgs += content
+                else:
+                    start_sections.append((p.name, content))
+        # The history already ends with this user message when it was persisted first.
+        active = [] if saved and start_msgs else [{"role": "user", "content": request.text}]
+        runtime = []
+        called = []
+        try:
+            for n in range(1, self.max_iterations + 1):
+                while self._inbox:
+                    msg = self._inbox.pop(0)
+                    self._persist(request, [(USER, None, msg)], False)
+                    runtime.append({"role": "user", "content": msg})
+                reply = await self.llm.chat(self._system(request, start_sections),
+                                            start_msgs + active + runtime, self.tools)
+                if reply.tool_calls:
+                    results = []
+                    for call in reply.tool_calls:
+                        ok, out = await self._call(call, request)
+                        called.append(call.name)
+                        results.append({"role": "tool", "tool_call_id": call.id, "content": out,
+                                        "is_error": not ok})
+                    self._persist(request, [(TOOL_CALL, reply.raw, None),
+                                            (TOOL_RESULTS, dumps(results), None)], False)
+                    runtime.append(json.loads(reply.raw))
+                    runtime += results
+                    continue
+                note = await hooks.stage_note(request) if hooks.stage_note is not None else None
+                if note and self.publish:
+                    self.publish(STAGE_PREFIX % (n, note))
+                saved, warning = self._persist(request, [(FINAL, reply.raw, reply.text)], True)
+                if warning and self.publish:
+                    self.publish(warning)
+                return reply.text
+            raise AgentError("no final answer after %d LLM calls" % self.max_iterations)
+        except Exception as e:  # noqa: BLE001 -- the failure is recorded and answered
+            reason = str(e) or type(e).__name__
+            self._note("request %s failed: %s" % (request.id, exc_text(e)))
+            tools_note = "Tools called before the failure: " + ", ".join(called) if called else None
+            self._persist(request, [(FINAL, None, failure_note(reason, tools_note))], True)
+            return "Sorry, I could not finish that: " + reason

@@ -1,0 +1,227 @@
+# claw_memory: chat sessions and the /session command (ESP-Claw's session manager, §12).
+# MIT license
+#
+# A chat (channel + chat id) has up to 32 named sessions; the current one gives the session
+# id `chat:<channel>:<chat_id>:<alias>`. The map of a chat lives in
+# `sessions/chat_map/chat_<safe>_<fnv1a32>.json` as ESP-Claw writes it, replaced atomically.
+
+import json
+
+from . import fsutil, text
+from ._compat import const, dumps, exc_text
+
+MAX_SESSIONS = const(32)
+_ALIAS_MAX = const(32)
+_COMMAND_MAX = const(95)
+_SUB_MAX = const(7)
+_MAP_MAX = const(4096)
+_SAFE_CUT = const(24)
+_SAFE_MAX = const(39)
+_ALIAS_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_SPACE = " \t\n\r\x0c\x0b"
+
+USAGE = (
+    "Usage:\n"
+    "/session new [name]       Create and switch to a new session\n"
+    "/session list             List sessions in this chat\n"
+    "/session switch <name>    Switch to an existing session\n"
+    "/session delete <name>    Delete a non-current session\n"
+    "\n"
+    "Examples:\n"
+    "/session new\n"
+    "/session new project-a\n"
+    "/session list\n"
+    "/session switch project-a\n"
+    "/session delete project-a\n"
+    "\n"
+    "Session names must be 1-32 characters and may only contain A-Z, a-z, 0-9, _ or -."
+)
+NO_CONTEXT = "Session command failed: missing chat context."
+STORAGE_ERROR = "Session command failed: unable to access session storage."
+
+
+def valid_alias(alias):
+    if not isinstance(alias, str) or not 0 < len(alias) <= _ALIAS_MAX:
+        return False
+    for ch in alias:
+        if ch not in _ALIAS_CHARS:
+            return False
+    return True
+
+
+def chat_key(channel, chat_id, agent=0):
+    """`chat:<channel>:<chat_id>` (or `agent:<n>:chat:...` for agent n > 0)."""
+    key = "chat:%s:%s" % (channel, chat_id)
+    return "agent:%d:%s" % (agent, key) if agent else key
+
+
+def map_file(key):
+    """`chat_<safe>_<fnv1a32 hex>.json`: runs of non-alphanumerics become one `_`, a trailing
+    `_` goes, at most 24 characters (ESP-Claw's chat-map sanitiser)."""
+    out = []
+    under = False
+    for b in text.to_bytes(key):
+        if 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122:
+            out.append(chr(b))
+            under = False
+        elif not under:
+            out.append("_")
+            under = True
+        if len(out) >= _SAFE_MAX:
+            break
+    safe = "".join(out)
+    while safe.endswith("_"):
+        safe = safe[:-1]
+    return "chat_%s_%08x.json" % (safe[:_SAFE_CUT], text.fnv1a32(text.to_bytes(key)))
+
+
+def _tokens(cmd):
+    out = []
+    tok = ""
+    for ch in cmd:
+        if ch in _SPACE:
+            if tok:
+                out.append(tok)
+                tok = ""
+        else:
+            tok += ch
+    if tok:
+        out.append(tok)
+    return out
+
+
+class Chats:
+    """Chat maps under `sessions/chat_map/`, and the /session command."""
+
+    def __init__(self, directory, sessions=None, log=None):
+        self.dir = directory
+        self.sessions = sessions  # deletes a session's history; None: deletion unavailable
+        self._log = log
+
+    def _path(self, key):
+        return self.dir + "/" + map_file(key)
+
+    def _load(self, key):
+        """(current alias, [aliases]) of a chat, or None when it has no map. A damaged map is
+        repaired: valid aliases are kept (unique, at most 32), the current one falls back to
+        the first, and an unreadable one starts again from default_01."""
+        p = self._path(key)
+        fsutil.recover([p], valid=lambda t: True)
+        if fsutil.size(p) < 0:
+            return None
+        obj = None
+        try:
+            obj = json.loads(fsutil.read_bounded(p, _MAP_MAX))
+        except Exception:  # noqa: BLE001 -- damaged: repaired below
+            pass
+        aliases = []
+        current = None
+        if isinstance(obj, dict) and obj.get("chat_key") == key and isinstance(obj.get("sessions"), list):
+            for a in obj["sessions"]:
+                if valid_alias(a) and a not in aliases and len(aliases) < MAX_SESSIONS:
+                    aliases.append(a)
+            current = obj.get("current_alias")
+        if not aliases:
+            aliases = ["default_01"]
+        if current not in aliases:
+            current = aliases[0]
+        if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
+            if self._log:
+                self._log("chat map %s repaired" % p)
+            self._save(key, current, aliases)
+        return current, aliases
+
+    def _save(self, key, current, aliases):
+        fsutil.makedirs(self.dir)
+        data = '{"chat_key":%s,"current_alias":%s,"sessions":%s}' % (dumps(key), dumps(current), dumps(aliases))
+        fsutil.replace(self._path(key), data.encode())
+
+    def session_id(self, channel, chat_id, agent=0):
+        """The current session id of a chat; the first use creates its map (default_01)."""
+        if not channel or not chat_id:
+            raise ValueError("a chat needs a channel and a chat id")
+        key = chat_key(channel, chat_id, agent)
+        state = self._load(key)
+        if state is None:
+            state = ("default_01", ["default_01"])
+            self._save(key, state[0], state[1])
+        return key + ":" + state[0]
+
+    def aliases(self, channel, chat_id, agent=0):
+        """(current alias, [aliases]) of a chat, or None."""
+        return self._load(chat_key(channel, chat_id, agent))
+
+    def usage(self):
+        return USAGE
+
+    def command(self, channel, chat_id, command, agent=0):
+        """Run a /session command (the text after `/session`); returns the reply text."""
+        if not channel or not chat_id:
+            return NO_CONTEXT
+        if command is None:
+            command = ""
+        if not isinstance(command, str) or len(text.to_bytes(command)) > _COMMAND_MAX:
+            return USAGE
+        toks = _tokens(command)
+        if not toks or len(toks) > 2 or len(toks[0]) > _SUB_MAX:
+            return USAGE
+        sub = toks[0]
+        alias = toks[1] if len(toks) == 2 else None
+        if sub not in ("new", "list", "switch", "delete"):
+            return USAGE
+        if (sub == "list" and alias is not None) or (sub in ("switch", "delete") and alias is None):
+            return USAGE
+        if alias is not None and not valid_alias(alias):
+            return USAGE
+        key = chat_key(channel, chat_id, agent)
+        try:
+            return getattr(self, "_" + sub)(key, alias)
+        except Exception as e:  # noqa: BLE001 -- the user gets the storage message
+            if self._log:
+                self._log("/session %s failed: %s" % (sub, exc_text(e)))
+            return STORAGE_ERROR
+
+    def _new(self, key, alias):
+        state = self._load(key)
+        aliases = list(state[1]) if state else []
+        if len(aliases) >= MAX_SESSIONS:
+            return STORAGE_ERROR
+        if alias is not None:
+            if alias in aliases:
+                return 'Cannot create session "%s": a session with that name already exists.' % alias
+        else:
+            for n in range(1, MAX_SESSIONS + 1):
+                alias = "default_%02d" % n
+                if alias not in aliases:
+                    break
+        aliases.append(alias)
+        self._save(key, alias, aliases)
+        return "Started a new session: %s" % alias
+
+    def _list(self, key, alias):
+        state = self._load(key)
+        if state is None:
+            state = ("default_01", ["default_01"])
+            self._save(key, state[0], state[1])
+        current, aliases = state
+        return "Sessions:" + "".join(
+            "\n* %s%s" % (a, " (current)" if a == current else "") for a in aliases)
+
+    def _switch(self, key, alias):
+        state = self._load(key)
+        if state is None or alias not in state[1]:
+            return 'Cannot switch to session "%s": no such session. Send /session list to list sessions.' % alias
+        self._save(key, alias, state[1])
+        return "Switched to session: %s" % alias
+
+    def _delete(self, key, alias):
+        state = self._load(key)
+        if state is None or alias not in state[1]:
+            return 'Cannot delete session "%s": no such session. Send /session list to list sessions.' % alias
+        if alias == state[0]:
+            return 'Cannot delete the current session "%s". Switch to another session first.' % alias
+        if self.sessions is None:
+            return "Session command failed: session history deletion is unavailable."
+        self.sessions.delete(key + ":" + alias)
+        self._save(key, state[0], [a for a in state[1] if a != alias])
+        return "Deleted session: %s" % alias

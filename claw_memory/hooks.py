@@ -1,0 +1,93 @@
+# claw_memory: the request hooks (gate, request start, persist, stage note).
+# MIT license
+
+from . import text
+from ._compat import exc_text
+from .core import Hooks
+from .session import BLOCK_TEXT
+
+_PENDING_MAX = 16  # sessions with labels waiting for their stage note
+
+
+class MemoryHooks:
+    """Gate, request start, persist and stage note, plus the bookkeeping the memory tools
+    feed: which requests wrote memory by hand, and which labels changed per session."""
+
+    def __init__(self, sessions, backend="openai", extraction=None, wait=20, log=None):
+        self.sessions = sessions
+        self.backend = backend
+        self.extraction = extraction
+        self.wait = wait
+        self._log = log
+        self._manual = []  # request ids that wrote memory through a tool
+        self._labels = {}  # session id -> labels changed in its current request
+        self._order = []
+
+    def _note(self, msg):
+        if self._log:
+            self._log(msg)
+
+    def request_gate(self, request):
+        """The block text for a blocked session, else None (go ahead)."""
+        if request.session_id and self.sessions.blocked(request.session_id):
+            return BLOCK_TEXT
+        return None
+
+    def on_request_start(self, request):
+        if self.extraction is None:
+            return
+        try:
+            self.extraction.start(request)
+        except Exception as e:  # noqa: BLE001 -- extraction is best effort
+            self._note("extraction not started: %s" % exc_text(e))
+
+    def persist(self, request, records, turn_completed=False):
+        """Persist records of the request's session (no session id: nothing is kept)."""
+        if not request.session_id:
+            return None
+        return self.sessions.persist(request.session_id, records, turn_completed, self.backend)
+
+    def mark_manual(self, request_id):
+        if request_id and request_id not in self._manual:
+            self._manual.append(request_id)
+            if len(self._manual) > _PENDING_MAX:
+                self._manual.pop(0)
+
+    def note_labels(self, session_id, labels):
+        if not session_id or not labels:
+            return
+        cur = self._labels.get(session_id)
+        if cur is None:
+            cur = self._labels[session_id] = []
+            self._order.append(session_id)
+            if len(self._order) > _PENDING_MAX:
+                self._labels.pop(self._order.pop(0), None)
+        text.lines_merge(cur, labels)
+
+    async def stage_note(self, request):
+        """`Memory update: [a;b]` for the labels this request changed, or None. Waits for the
+        request's extraction at most `wait` seconds; a manual write discards its result."""
+        sid = request.session_id
+        if not sid:
+            return None
+        manual = request.id in self._manual
+        if manual:
+            self._manual.remove(request.id)
+        labels = self._labels.pop(sid, None) or []
+        if sid in self._order:
+            self._order.remove(sid)
+        if self.extraction is not None:
+            job = await self.extraction.take(request, self.wait)
+            if job is not None:
+                if manual:
+                    self.extraction.stats["discarded"] += 1
+                    self._note("extraction result of request %s discarded: manual write" % request.id)
+                else:
+                    text.lines_merge(labels, self.extraction.apply(job))
+        return text.stage_note(labels)
+
+    def hooks(self, full=True):
+        """The core.Hooks to wire into an agent loop (lite mode: gate and persist only)."""
+        if not full:
+            return Hooks(request_gate=self.request_gate, persist=self.persist)
+        return Hooks(self.request_gate, self.on_request_start, self.persist, self.stage_note)

@@ -1,0 +1,96 @@
+# claw_memory: the facade: open a data root, own the layers, hand out providers/hooks/tools.
+# MIT license
+
+from . import fsutil, providers, skills
+from ._compat import unix_time
+from .chats import Chats
+from .extract import Extraction
+from .hooks import MemoryHooks
+from .paths import Layout
+from .profile import Profile
+from .session import SIZE_LIMIT, Sessions
+from .store import MD_DEFAULT, Store
+from .tools import MemoryTools
+
+FULL = "full"
+LITE = "lite"
+
+
+class Memory:
+    """The memory of one data root. Opening touches no session and reads no memory file:
+    each layer opens on first use."""
+
+    def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
+                 extract=True, max_message_chars=4096, max_record_bytes=65536,
+                 session_limit=SIZE_LIMIT, seed_dir=None, stage_note_wait=20, clock=unix_time,
+                 log=None):
+        if mode not in (FULL, LITE):
+            raise ValueError("mode must be 'full' or 'lite'")
+        self.mode = mode
+        self.log = log
+        self.layout = Layout(root).ensure()
+        if backend is None:
+            backend = getattr(llm, "backend", None) or "openai"
+        self.backend = backend
+        self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
+                                 session_limit, log=log)
+        self.profile = Profile(self.layout.memory, seed_dir)
+        self.profile.ensure()
+        self.chats = Chats(self.layout.chat_map, self.sessions, log)
+        if mode == FULL:
+            self.store = Store(self.layout.memory, clock=clock, log=log)
+            xllm = extraction_llm or llm
+            self.extraction = Extraction(self.store, xllm, log) if extract and xllm else None
+        else:
+            # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
+            self.store = None
+            self.extraction = None
+            md = self.layout.memory + "/MEMORY.md"
+            if not fsutil.exists(md):
+                fsutil.replace(md, MD_DEFAULT.encode())
+        self._hooks = MemoryHooks(self.sessions, backend, self.extraction, stage_note_wait, log)
+        self._tools = MemoryTools(self.store, self.profile, self.chats, self._hooks,
+                                  self.extraction, log)
+
+    def providers(self):
+        """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
+        if self.mode == FULL:
+            return [
+                providers.profile(self.profile, self.log),
+                providers.long_term(self.store, self.log),
+                providers.history(self.sessions, self.backend, self.log),
+                providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS), self.log),
+            ]
+        return [
+            providers.profile(self.profile, self.log),
+            providers.long_term_lite(self.layout.memory + "/MEMORY.md", self.log),
+            providers.history(self.sessions, self.backend, self.log),
+            providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
+        ]
+
+    def tools(self, session_command=False):
+        """The tools for the LLM: memory tools (full mode) and the profile tools; with
+        `session_command=True` also /session as a tool."""
+        out = self._tools.memory_tools() if self.mode == FULL else []
+        out += self._tools.profile_tools()
+        if session_command:
+            out.append(self._tools.session_tool())
+        return out
+
+    def hooks(self):
+        """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
+        return self._hooks.hooks(self.mode == FULL)
+
+    def session_command(self, channel, chat_id, command):
+        """The /session command for chat front ends; returns the reply text."""
+        return self.chats.command(channel, chat_id, command)
+
+    def skills(self):
+        return dict(skills.SKILLS)
+
+    def close(self):
+        """Stop extraction and bring every session index up to date."""
+        if self.extraction is not None:
+            self.extraction.stop()
+        self.sessions.close()
+

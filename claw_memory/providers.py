@@ -1,0 +1,107 @@
+# claw_memory: the context providers that put memory into each request (ESP-Claw's four).
+# MIT license
+#
+# A provider that has nothing to give returns None and is skipped. An internal error in a
+# memory provider never fails the request: it is logged and the provider skipped (in
+# ESP-Claw a corrupt index failed every request).
+
+from . import fsutil, text
+from ._compat import exc_text
+from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider
+from .profile import NAMES, TITLES
+
+PROFILE = "Editable Profile Memory"
+LONG_TERM = "Long-term Memory"
+HISTORY = "Session History"
+SKILLS = "Memory Skills"
+
+LONG_TERM_PREAMBLE = (
+    "Long-term memory keeps facts about the user across conversations. Only the labels of the "
+    "stored memories are listed here, not what they say.\n"
+    "To read memories, call memory_recall with labels copied exactly from the catalog below; "
+    "never make labels up.\n"
+    "Before answering what you know about the user, what they like, or whether a remembered "
+    "fact still holds, call memory_recall when a relevant label exists.\n"
+    "To change or forget a memory, get its memory_id from memory_recall or memory_list first, "
+    "then call memory_update or memory_forget with that id.\n"
+    "Do not answer such questions from the conversation history alone; long-term memory may "
+    "know more.\n"
+    "Do not treat MEMORY.md or other memory files as the source of truth.\n"
+    "Do not talk about how memory works (storage, labels, automatic extraction) unless the "
+    "user asks about it.\n"
+    "Summary label catalog:\n"
+)
+
+_LITE_MAX = 16384  # bytes of MEMORY.md injected in lite mode
+
+
+def _guard(name, fn, log):
+    def collect(request):
+        try:
+            return fn(request)
+        except Exception as e:  # noqa: BLE001 -- a memory problem must not fail the request
+            if log:
+                log("provider %s failed, skipped: %s" % (name, exc_text(e)))
+            return None
+
+    return collect
+
+
+def profile(prof, log=None):
+    """`Editable Profile Memory`: user, soul and identity documents with titles and paths."""
+
+    def collect(request):
+        parts = []
+        for name in NAMES:
+            body = text.trim(prof.read(name))
+            if body:
+                parts.append("%s (%s):\n%s\n\n" % (TITLES[name], prof.path(name), body))
+        return "".join(parts) or None
+
+    return ContextProvider(PROFILE, _guard(PROFILE, collect, log), SYSTEM_PROMPT)
+
+
+def long_term(store, log=None):
+    """`Long-term Memory` (full mode): how to use the memory tools, then the label catalog."""
+
+    def collect(request):
+        labels = [e["label"] for e in store.labels()]
+        lines = "".join("- %s\n" % lab for lab in labels) or "- (empty)\n"
+        return LONG_TERM_PREAMBLE + lines
+
+    return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
+
+
+def long_term_lite(md_path, log=None):
+    """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits."""
+
+    def collect(request):
+        n = fsutil.size(md_path)
+        if n <= 0:
+            return None
+        with open(md_path, "rb") as f:
+            body = text.clean(f.read(_LITE_MAX))
+        return body if text.trim(body) else None
+
+    return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
+
+
+def history(sessions, backend, log=None):
+    """`Session History`: the session's messages, collected once per request."""
+
+    def collect(request):
+        if not request.session_id:
+            return None
+        return sessions.messages(request.session_id, backend) or None
+
+    return ContextProvider(HISTORY, _guard(HISTORY, collect, log), MESSAGES, REQUEST_START_ONLY)
+
+
+def skills(texts, log=None):
+    """`Memory Skills`: how to use the memory and profile tools."""
+    body = "\n".join(texts)
+
+    def collect(request):
+        return body
+
+    return ContextProvider(SKILLS, _guard(SKILLS, collect, log), SYSTEM_PROMPT, REQUEST_START_ONLY)

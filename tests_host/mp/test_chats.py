@@ -1,0 +1,104 @@
+# /session new|list|switch|delete and the chat maps (ESP-Claw §12).
+import json
+import os
+
+from flashsim import mount
+from mptest import eq, ok
+
+import claw_memory
+from claw_memory import chats
+from claw_memory.chats import USAGE
+
+HEAP = "4M"
+MAPS = "/flash/sessions/chat_map"
+
+
+def _setup():
+    dev = mount("lfs2", "/flash", blocks=128)
+    return dev, claw_memory.open("/flash")
+
+
+def test_ids_and_map_files():
+    dev, mem = _setup()
+    eq(mem.chats.session_id("feishu", "room42"), "chat:feishu:room42:default_01", "first id")
+    eq(chats.chat_key("feishu", "room42", agent=2), "agent:2:chat:feishu:room42", "agent key")
+    name = chats.map_file("chat:feishu:room42")
+    ok(name.startswith("chat_chat_feishu_room42_") and name.endswith(".json"), name)
+    eq(os.listdir(MAPS), [name], "one map")
+    with open(MAPS + "/" + name) as f:
+        eq(json.loads(f.read()), {"chat_key": "chat:feishu:room42", "current_alias": "default_01",
+                                  "sessions": ["default_01"]}, "map content")
+    eq(chats.map_file("chat:a//b::c!!"), "chat_chat_a_b_c_%08x.json" % chats.text.fnv1a32(b"chat:a//b::c!!"),
+       "runs collapsed, trailing _ dropped")
+    ok(len(chats.map_file("chat:" + "x" * 100)) == len("chat_") + 24 + 1 + 8 + 5, "cut to 24")
+    dev.unmount()
+
+
+def test_every_command_path():
+    dev, mem = _setup()
+    c = lambda cmd: mem.session_command("web", "u1", cmd)  # noqa: E731
+    mem.chats.session_id("web", "u1")
+    eq(c("list"), "Sessions:\n* default_01 (current)", "list")
+    eq(c("new"), "Started a new session: default_02", "new without a name")
+    eq(c("new project-a"), "Started a new session: project-a", "new with a name")
+    eq(mem.chats.session_id("web", "u1"), "chat:web:u1:project-a", "the new session is current")
+    eq(c("new project-a"), 'Cannot create session "project-a": a session with that name already exists.', "dup")
+    eq(c("switch default_01"), "Switched to session: default_01", "switch")
+    eq(c("switch nope"), 'Cannot switch to session "nope": no such session. Send /session list to list sessions.',
+       "switch unknown")
+    eq(c("delete default_01"), 'Cannot delete the current session "default_01". Switch to another session first.',
+       "delete current")
+    eq(c("delete nope"), 'Cannot delete session "nope": no such session. Send /session list to list sessions.',
+       "delete unknown")
+    mem.sessions.persist("chat:web:u1:project-a", [(1, None, "old talk")], turn_completed=True)
+    ok(mem.sessions.stat("chat:web:u1:project-a")["records"] == 1, "history exists")
+    eq(c("delete project-a"), "Deleted session: project-a", "delete")
+    eq(mem.sessions.stat("chat:web:u1:project-a")["records"], 0, "history removed")
+    eq(c("list"), "Sessions:\n* default_01 (current)\n* default_02", "after delete")
+    eq(c("  list  "), "Sessions:\n* default_01 (current)\n* default_02", "spaces")
+    eq(mem.session_command(None, "u1", "list"), "Session command failed: missing chat context.", "no channel")
+    eq(mem.session_command("web", "", "list"), "Session command failed: missing chat context.", "no chat id")
+    dev.unmount()
+
+
+def test_usage_for_every_malformed_command():
+    dev, mem = _setup()
+    for bad in ("", None, "bogus", "list x", "switch", "delete", "new a b", "newer x",
+                "new " + "a" * 33, "new ../x", "new a/b", "new é", "new a\x00", "x" * 96, 42,
+                "switch ..", "delete /"):
+        eq(mem.session_command("web", "u2", bad), USAGE, "usage for %r" % (bad,))
+    ok(USAGE.startswith("Usage:\n/session new [name]       Create and switch to a new session\n"), "usage text")
+    ok(USAGE.endswith("may only contain A-Z, a-z, 0-9, _ or -."), "usage end")
+    eq(mem.session_command("web", "u2", "new " + "a" * 32), "Started a new session: " + "a" * 32, "32 is fine")
+    eq(os.listdir(MAPS), [chats.map_file("chat:web:u2")], "hostile names made no files")
+    dev.unmount()
+
+
+def test_at_most_32_sessions():
+    dev, mem = _setup()
+    for n in range(32):
+        ok(mem.session_command("web", "u3", "new").startswith("Started"), "session %d" % n)
+    eq(mem.session_command("web", "u3", "new"), "Session command failed: unable to access session storage.",
+       "33rd refused")
+    ok("default_32" in mem.session_command("web", "u3", "list"), "default_NN up to 32")
+    dev.unmount()
+
+
+def test_damaged_maps_are_repaired():
+    dev, mem = _setup()
+    mem.chats.session_id("web", "u4")
+    mem.session_command("web", "u4", "new work")
+    path = MAPS + "/" + chats.map_file("chat:web:u4")
+    for bad, want in (
+        (b"{garbage", "default_01"),
+        (b'{"chat_key":"chat:web:OTHER","current_alias":"work","sessions":["work"]}', "default_01"),
+        (b'{"chat_key":"chat:web:u4","current_alias":"gone","sessions":["ok1","../bad","ok1","ok2"]}', "ok1"),
+        (b"[1,2]", "default_01"),
+    ):
+        with open(path, "wb") as f:
+            f.write(bad)
+        eq(mem.chats.session_id("web", "u4"), "chat:web:u4:" + want, "repaired %r" % bad[:20])
+        with open(path) as f:
+            m = json.loads(f.read())
+        ok(m["current_alias"] in m["sessions"], "valid map written")
+    dev.unmount()

@@ -1,0 +1,724 @@
+"""claw_memory.llm against a real loopback server, through CPython's real aiohttp."""
+
+import asyncio
+import copy
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from llm_server import LLMServer
+
+from claw_memory import llm
+from claw_memory.core import Tool
+
+BACKENDS = ("openai", "anthropic")
+
+
+@pytest.fixture
+def srv():
+    with LLMServer() as s:
+        yield s
+
+
+def client(srv, backend, **kw):
+    kw.setdefault("api_key", "sk-test")
+    kw.setdefault("timeout", 5)
+    url = srv.openai_url if backend == "openai" else srv.anthropic_url
+    return llm.from_config(backend, base_url=url, **kw)
+
+
+def chat(c, system="sys", messages=None, tools=None):
+    if messages is None:
+        messages = [{"role": "user", "content": "hi"}]
+    return asyncio.run(c.chat(system, messages, tools))
+
+
+def fails(c, **kw):
+    with pytest.raises(llm.LLMError) as info:
+        chat(c, **kw)
+    return info.value
+
+
+async def _nop(args, request):
+    return True, "{}"
+
+
+TOOLS = [
+    Tool(
+        "memory_store",
+        "Store a memory.",
+        {"type": "object", "properties": {"content": {"type": "string"}}},
+        _nop,
+    ),
+    Tool(
+        "memory_recall",
+        "Recall memories.",
+        '{"type":"object","properties":{"labels":{"type":"array"}}}',
+        _nop,
+    ),
+]
+TOOLS_SCHEMAS = [
+    {"type": "object", "properties": {"content": {"type": "string"}}},
+    {"type": "object", "properties": {"labels": {"type": "array"}}},
+]
+
+
+# -- plain answers -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_plain_text_answer(srv, backend):
+    srv.reply("Hello there.")
+    r = chat(client(srv, backend))
+    assert r.text == "Hello there."
+    assert r.tool_calls == []
+    assert r.stop == ("stop" if backend == "openai" else "end_turn")
+    raw = json.loads(r.raw)
+    assert raw["role"] == "assistant"
+    req = srv.last()
+    assert req.path == ("/v1/chat/completions" if backend == "openai" else "/v1/messages")
+    assert req.headers["content-type"] == "application/json"
+    assert "tools" not in req.body
+    assert req.body["model"] == (
+        "gpt-4o-mini" if backend == "openai" else "claude-3-5-haiku-latest"
+    )
+    assert req.body["max_tokens"] == 1024
+
+
+def test_openai_request_without_system_or_key(srv):
+    srv.reply("ok")
+    chat(client(srv, "openai", api_key=None, model="m", max_tokens=7), system="", tools=[])
+    req = srv.last()
+    assert req.body == {
+        "model": "m",
+        "max_tokens": 7,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    assert "authorization" not in req.headers
+
+
+def test_anthropic_request_without_system_or_key(srv):
+    srv.reply("ok")
+    chat(client(srv, "anthropic", api_key=None, version="2099-01-01"), system="")
+    req = srv.last()
+    assert "system" not in req.body and "tools" not in req.body
+    assert "x-api-key" not in req.headers
+    assert req.headers["anthropic-version"] == "2099-01-01"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_base_url_trailing_slash_and_extra_headers(srv, backend):
+    srv.reply("ok")
+    url = (srv.openai_url if backend == "openai" else srv.anthropic_url) + "/"
+    c = llm.from_config(
+        backend, base_url=url, headers={"X-Trace": "42", "content-type": "application/json"}
+    )
+    chat(c)
+    req = srv.last()
+    assert req.path.startswith("/v1/")
+    assert req.headers["x-trace"] == "42"
+    assert req.headers["content-type"] == "application/json"
+
+
+def test_from_config():
+    assert isinstance(llm.from_config("openai"), llm.OpenAI)
+    assert isinstance(llm.from_config("anthropic", model="x"), llm.Anthropic)
+    assert llm.from_config("anthropic", model="x").model == "x"
+    assert llm.OpenAI.backend == "openai" and llm.Anthropic.backend == "anthropic"
+    with pytest.raises(ValueError):
+        llm.from_config("gemini")
+
+
+# -- tool calls ----------------------------------------------------------------------
+
+
+def test_openai_tool_call_keeps_raw_verbatim(srv):
+    srv.reply(
+        "",
+        tool_calls=[
+            {"id": "call_a", "name": "memory_store", "arguments": '{"content": "likes tea"}'}
+        ],
+        message_extra={
+            "reasoning_content": "The user said something worth keeping.",
+            "refusal": None,
+        },
+    )
+    r = chat(client(srv, "openai"), tools=TOOLS)
+    assert r.text == ""
+    assert r.stop == "tool_calls"
+    assert len(r.tool_calls) == 1
+    call = r.tool_calls[0]
+    assert (call.id, call.name, call.arguments) == (
+        "call_a",
+        "memory_store",
+        '{"content": "likes tea"}',
+    )
+    expected = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_a",
+                "type": "function",
+                "function": {"name": "memory_store", "arguments": '{"content": "likes tea"}'},
+            }
+        ],
+        "reasoning_content": "The user said something worth keeping.",
+        "refusal": None,
+    }
+    # every field, in the server's order, as compact JSON
+    assert r.raw == json.dumps(expected, separators=(",", ":"), ensure_ascii=False)
+    assert srv.last().body["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": s},
+        }
+        for t, s in zip(TOOLS, TOOLS_SCHEMAS)
+    ]
+
+
+def test_openai_tool_call_arguments_as_object_and_missing_id(srv):
+    # some compatible servers send arguments as an object, or no id
+    srv.json(
+        {
+            "choices": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {
+                                "type": "function",
+                                "function": {"name": "t", "arguments": {"a": [1, 2]}},
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        }
+    )
+    r = chat(client(srv, "openai"))
+    call = r.tool_calls[0]
+    assert call.name == "t" and json.loads(call.arguments) == {"a": [1, 2]}
+    assert isinstance(call.arguments, str)
+    assert call.id
+    assert json.loads(r.raw)["tool_calls"][0]["id"] == call.id  # replayable with its result
+
+
+def test_anthropic_tool_call(srv):
+    srv.reply(
+        "Let me note that.",
+        tool_calls=[{"id": "toolu_1", "name": "memory_store", "arguments": {"content": "x"}}],
+    )
+    r = chat(client(srv, "anthropic"), tools=TOOLS)
+    assert r.text == "Let me note that."
+    assert r.stop == "tool_use"
+    assert [(c.id, c.name, c.arguments) for c in r.tool_calls] == [
+        ("toolu_1", "memory_store", '{"content":"x"}')
+    ]
+    assert json.loads(r.raw) == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me note that."},
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "memory_store",
+                "input": {"content": "x"},
+            },
+        ],
+    }
+    assert srv.last().body["tools"] == [
+        {"name": t.name, "description": t.description, "input_schema": s}
+        for t, s in zip(TOOLS, TOOLS_SCHEMAS)
+    ]
+
+
+def test_anthropic_text_blocks_are_concatenated_and_other_blocks_kept(srv):
+    content = [
+        {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+        {"type": "text", "text": "one "},
+        {"type": "text", "text": "two"},
+    ]
+    srv.json(
+        {"type": "message", "role": "assistant", "content": content, "stop_reason": "max_tokens"}
+    )
+    r = chat(client(srv, "anthropic"))
+    assert r.text == "one two"
+    assert r.stop == "max_tokens"
+    assert json.loads(r.raw) == {"role": "assistant", "content": content}
+
+
+def test_tools_as_dicts_and_missing_schema(srv):
+    srv.reply("ok")
+    chat(client(srv, "anthropic"), tools=[{"name": "t", "description": "d", "schema": None}])
+    assert srv.last().body["tools"] == [
+        {"name": "t", "description": "d", "input_schema": {"type": "object", "properties": {}}}
+    ]
+
+
+def test_bad_tool_schema_is_value_error():
+    class T:
+        name, description, schema = "x", "d", "{not json"
+
+    c = llm.OpenAI(base_url="http://127.0.0.1:9")
+    with pytest.raises(ValueError, match="tool x"):
+        asyncio.run(c.chat("s", [], [T()]))
+
+
+# -- multi-turn conversations --------------------------------------------------------
+
+HISTORY_OPENAI = [
+    {"role": "user", "content": "Remember I like tea."},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "store it",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "memory_store", "arguments": '{"content":"tea"}'},
+            },
+            {
+                "id": "call_2",
+                "type": "function",
+                "function": {"name": "memory_recall", "arguments": "{}"},
+            },
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"ok":true}', "is_error": False},
+    {"role": "tool", "tool_call_id": "call_2", "content": "disk full", "is_error": True},
+]
+
+HISTORY_ANTHROPIC = [
+    {"role": "user", "content": "Remember I like tea."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Storing."},
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "memory_store",
+                "input": {"content": "tea"},
+            },
+            {"type": "tool_use", "id": "toolu_2", "name": "memory_recall", "input": {}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "toolu_1", "content": '{"ok":true}', "is_error": False},
+    {"role": "tool", "tool_call_id": "toolu_2", "content": "disk full", "is_error": True},
+]
+
+
+def test_openai_multi_turn_request_body(srv):
+    srv.reply("Noted.")
+    history = copy.deepcopy(HISTORY_OPENAI)
+    r = chat(
+        client(srv, "openai", model="gpt-x"), system="You are Claw.", messages=history, tools=TOOLS
+    )
+    assert r.text == "Noted."
+    assert history == HISTORY_OPENAI  # the caller's history is not modified
+    req = srv.last()
+    assert req.headers["authorization"] == "Bearer sk-test"
+    assert req.body == {
+        "model": "gpt-x",
+        "max_tokens": 1024,
+        "messages": [
+            {"role": "system", "content": "You are Claw."},
+            {"role": "user", "content": "Remember I like tea."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "memory_store", "arguments": '{"content":"tea"}'},
+                    },
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {"name": "memory_recall", "arguments": "{}"},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"ok":true}'},
+            {"role": "tool", "tool_call_id": "call_2", "content": "Error: disk full"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": s},
+            }
+            for t, s in zip(TOOLS, TOOLS_SCHEMAS)
+        ],
+    }
+
+
+def test_anthropic_multi_turn_request_body(srv):
+    srv.reply("Noted.")
+    history = copy.deepcopy(HISTORY_ANTHROPIC) + [
+        {"role": "user", "content": "And coffee?"},  # merged into the tool_result turn
+        {"role": "assistant", "content": []},  # empty assistant turns are dropped
+        {"role": "user", "content": [{"type": "text", "text": "Please."}]},
+    ]
+    before = copy.deepcopy(history)
+    r = chat(
+        client(srv, "anthropic", api_key="ak"),
+        system="You are Claw.",
+        messages=history,
+        tools=TOOLS,
+    )
+    assert r.text == "Noted."
+    assert history == before
+    req = srv.last()
+    assert req.headers["x-api-key"] == "ak"
+    assert req.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in req.headers
+    assert req.body == {
+        "model": "claude-3-5-haiku-latest",
+        "max_tokens": 1024,
+        "system": "You are Claw.",
+        "messages": [
+            {"role": "user", "content": "Remember I like tea."},
+            HISTORY_ANTHROPIC[1],
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": '{"ok":true}',
+                        "is_error": False,
+                    },
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_2",
+                        "content": "disk full",
+                        "is_error": True,
+                    },
+                    {"type": "text", "text": "And coffee?"},
+                    {"type": "text", "text": "Please."},
+                ],
+            },
+        ],
+        "tools": [
+            {"name": t.name, "description": t.description, "input_schema": s}
+            for t, s in zip(TOOLS, TOOLS_SCHEMAS)
+        ],
+    }
+    roles = [m["role"] for m in req.body["messages"]]
+    assert all(a != b for a, b in zip(roles, roles[1:]))
+
+
+def test_anthropic_merges_consecutive_user_strings(srv):
+    srv.reply("ok")
+    chat(
+        client(srv, "anthropic"),
+        messages=[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+    )
+    assert srv.last().body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]
+
+
+# -- cross-backend history -----------------------------------------------------------
+
+
+def test_openai_history_sent_to_anthropic(srv):
+    srv.reply("ok")
+    history = copy.deepcopy(HISTORY_OPENAI)
+    history[1]["content"] = "Storing."
+    history[1]["tool_calls"][1]["function"]["arguments"] = "{broken"
+    history += [
+        {"role": "assistant", "content": "Done.", "reasoning_content": "x"},
+        {"role": "user", "content": "Thanks"},
+    ]
+    chat(client(srv, "anthropic"), messages=history)
+    assert srv.last().body["messages"] == [
+        {"role": "user", "content": "Remember I like tea."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Storing."},
+                {
+                    "type": "tool_use",
+                    "id": "call_1",
+                    "name": "memory_store",
+                    "input": {"content": "tea"},
+                },
+                {"type": "tool_use", "id": "call_2", "name": "memory_recall", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": '{"ok":true}',
+                    "is_error": False,
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_2",
+                    "content": "disk full",
+                    "is_error": True,
+                },
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+        {"role": "user", "content": "Thanks"},
+    ]
+
+
+def test_openai_history_without_text_sent_to_anthropic_has_no_empty_text_block(srv):
+    srv.reply("ok")
+    chat(
+        client(srv, "anthropic"),
+        messages=HISTORY_OPENAI[:2] + [{"role": "assistant", "content": ""}],
+    )
+    msgs = srv.last().body["messages"]
+    assert msgs[1]["content"][0]["type"] == "tool_use"
+    assert len(msgs) == 2  # the empty assistant turn is gone
+
+
+def test_anthropic_history_sent_to_openai(srv):
+    srv.reply("ok")
+    history = copy.deepcopy(HISTORY_ANTHROPIC)
+    history[1]["content"].insert(0, {"type": "thinking", "thinking": "hm", "signature": "s"})
+    history[1]["content"].append({"type": "text", "text": " Done."})
+    history.append({"role": "assistant", "content": [{"type": "text", "text": "Final."}]})
+    chat(client(srv, "openai"), system="", messages=history)
+    assert srv.last().body["messages"] == [
+        {"role": "user", "content": "Remember I like tea."},
+        {
+            "role": "assistant",
+            "content": "Storing. Done.",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "memory_store", "arguments": '{"content":"tea"}'},
+                },
+                {
+                    "id": "toolu_2",
+                    "type": "function",
+                    "function": {"name": "memory_recall", "arguments": "{}"},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_1", "content": '{"ok":true}'},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": "Error: disk full"},
+        {"role": "assistant", "content": "Final."},
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reply_raw_replays_on_both_backends(srv, backend):
+    """A persisted Reply.raw of either backend goes back to either backend."""
+    srv.reply("", tool_calls=[("memory_store", {"content": "ü"})])
+    first = chat(client(srv, backend))
+    call = first.tool_calls[0]
+    history = [
+        {"role": "user", "content": "hi"},
+        json.loads(first.raw),
+        {"role": "tool", "tool_call_id": call.id, "content": "stored", "is_error": False},
+    ]
+    for other in BACKENDS:
+        srv.reply("done")
+        assert chat(client(srv, other), messages=history).text == "done"
+        body = srv.last().body
+        if other == "openai":
+            assert body["messages"][2]["tool_calls"][0]["id"] == call.id
+            assert json.loads(body["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {
+                "content": "ü"
+            }
+            assert body["messages"][3] == {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": "stored",
+            }
+        else:
+            assert body["messages"][1]["content"][-1]["input"] == {"content": "ü"}
+            assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
+
+
+# -- errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "status,message",
+    [(401, "Incorrect API key provided: sk-t***"), (500, "The server had an error")],
+)
+def test_http_errors_carry_api_message(srv, backend, status, message):
+    srv.error(status, message)
+    e = fails(client(srv, backend))
+    assert e.kind == "http"
+    assert e.status == status
+    assert str(status) in str(e) and message in str(e)
+    assert backend in str(e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_http_error_with_string_error_or_html(srv, backend):
+    srv.error(429, body=json.dumps({"error": "rate limited, slow down"}))
+    e = fails(client(srv, backend))
+    assert (e.kind, e.status) == ("http", 429) and "rate limited, slow down" in str(e)
+    srv.error(502, body="<html>" + "x" * 500 + "</html>")
+    e = fails(client(srv, backend))
+    assert (e.kind, e.status) == ("http", 502)
+    assert "<html>xxx" in str(e) and "</html>" not in str(e)  # first 200 characters only
+    srv.error(503, body="")
+    e = fails(client(srv, backend))
+    assert (e.kind, e.status) == ("http", 503)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slow_answer_times_out(srv, backend):
+    srv.delay(5)
+    t = time.monotonic()
+    e = fails(client(srv, backend, timeout=0.3))
+    assert time.monotonic() - t < 2
+    assert e.kind == "timeout" and e.status is None
+    assert "no answer within 0.3 s" in str(e)
+    # the server keeps working after an abandoned request
+    srv.reply("fast")
+    assert chat(client(srv, backend, timeout=2)).text == "fast"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_garbage_body_is_malformed(srv, backend):
+    srv.garbage(b"\xff\xfe<<not json at all>>")
+    e = fails(client(srv, backend))
+    assert e.kind == "malformed" and e.status == 200
+    assert "not JSON" in str(e)
+
+
+OPENAI_BAD = [
+    ([1, 2], "not a JSON object"),
+    ({"id": "x"}, "no choices"),
+    ({"choices": []}, "no choices"),
+    ({"error": {"message": "quota exceeded"}}, "quota exceeded"),
+    ({"choices": [None]}, "message is not an object"),
+    ({"choices": [{"message": "hi"}]}, "message is not an object"),
+    ({"choices": [{"message": {"tool_calls": {"a": 1}}}]}, "tool_calls is not a list"),
+    (
+        {"choices": [{"message": {"tool_calls": [{"id": "c"}]}}]},
+        "tool call 0 has no function name",
+    ),
+    ({"choices": [{"message": {"tool_calls": ["x"]}}]}, "tool call 0 has no function name"),
+    ({"choices": "abc"}, "no choices"),
+]
+
+ANTHROPIC_BAD = [
+    ("just a string", "not a JSON object"),
+    ({"type": "message"}, "content is not a list"),
+    (
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        "Overloaded",
+    ),
+    ({"content": "hi"}, "content is not a list"),
+    ({"content": [None]}, "content block 0 is not an object"),
+    ({"content": [{"type": "text"}]}, "text block 0 has no text"),
+    ({"content": [{"type": "tool_use", "id": "t", "input": {}}]}, "tool_use block 0 has no name"),
+]
+
+
+@pytest.mark.parametrize("body,what", OPENAI_BAD)
+def test_openai_wrong_shapes_are_malformed(srv, body, what):
+    srv.json(body)
+    e = fails(client(srv, "openai"))
+    assert e.kind == "malformed", e
+    assert what in str(e)
+
+
+@pytest.mark.parametrize("body,what", ANTHROPIC_BAD)
+def test_anthropic_wrong_shapes_are_malformed(srv, body, what):
+    srv.json(body)
+    e = fails(client(srv, "anthropic"))
+    assert e.kind == "malformed", e
+    assert what in str(e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_connection_refused_is_network(backend):
+    # a bound socket that never listens: connections to it are refused, and no one else
+    # can take the port while the test runs
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    try:
+        port = s.getsockname()[1]
+        url = "http://127.0.0.1:%d" % port + ("/v1" if backend == "openai" else "")
+        t = time.monotonic()
+        e = fails(llm.from_config(backend, base_url=url, timeout=5))
+        assert time.monotonic() - t < 2
+    finally:
+        s.close()
+    assert e.kind == "network" and e.status is None
+    assert "127.0.0.1:%d" % port in str(e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dropped_connection_is_network(srv, backend):
+    srv.drop()
+    e = fails(client(srv, backend))
+    assert e.kind == "network"
+
+
+def test_unscripted_server_answers_500(srv):
+    e = fails(client(srv, "openai"))
+    assert (e.kind, e.status) == ("http", 500) and "nothing scripted" in str(e)
+
+
+# -- unicode -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unicode_round_trip(srv, backend):
+    words = 'Grüße, 你好, Привет 😀 \u2028 "quoted" \\ back'
+    srv.reply("Antwort: " + words, tool_calls=[("memory_store", {"content": words})])
+    history = [
+        {"role": "user", "content": words},
+        {"role": "tool", "tool_call_id": "x", "content": words, "is_error": False},
+    ]
+    r = chat(client(srv, backend), system="Système: " + words, messages=history)
+    assert r.text == "Antwort: " + words
+    assert json.loads(r.tool_calls[0].arguments) == {"content": words}
+    assert words in r.raw or json.dumps(words, ensure_ascii=False)[1:-1] in r.raw
+    req = srv.last()
+    assert "你好" in req.text and "\\u" not in req.text.replace(
+        "\\u2028", ""
+    )  # raw UTF-8 on the wire
+    assert req.headers["content-length"] == str(len(req.text.encode()))
+    if backend == "openai":
+        assert req.body["messages"][0]["content"] == "Système: " + words
+        assert req.body["messages"][1]["content"] == words
+    else:
+        assert req.body["system"] == "Système: " + words
+        assert req.body["messages"][0]["content"][0] == {"type": "text", "text": words}
+        assert req.body["messages"][0]["content"][1]["content"] == words
+
+
+# -- the server helper itself --------------------------------------------------------
+
+
+def test_server_async_use_and_fallback():
+    async def main():
+        async with LLMServer() as s:
+            s.fallback = lambda req: LLMServer.spec_reply("echo %d" % len(req.body["messages"]))
+            c = llm.OpenAI(base_url=s.openai_url)
+            a = await c.chat("", [{"role": "user", "content": "a"}])
+            b = await c.chat("sys", [{"role": "user", "content": "a"}])
+            return a.text, b.text, len(s.requests)
+
+    assert asyncio.run(main()) == ("echo 1", "echo 2", 2)
