@@ -711,11 +711,11 @@ class Sessions:
         self._cache = {}
         self._order = []
 
-    def messages(self, session_id, backend="openai"):
+    def messages(self, session_id, backend="openai", file=None):
         """History as LLM messages, in file order: tool-result arrays flattened into tool
         messages, records of the other backend degraded to text, unpaired tool calls and
-        results left out. [] when there is none."""
-        log = self.path(session_id)
+        results left out. [] when there is none. (`file`: a session by its file name.)"""
+        log = self._target(session_id, file)
         st = self._open(log)
         cur = backend_format(backend)
         out = []
@@ -804,6 +804,22 @@ class Sessions:
         return {"total": total, "revision": total, "next_before": start, "has_more": start > 0,
                 "messages": msgs}
 
+    def records(self, session_id=None, file=None):
+        """(type, backend, JSON bytes) of every record, logged then pending, in order
+        (damaged records are skipped). For export and inspection."""
+        log = self._target(session_id, file)
+        st = self._open(log)
+        if st.log_size > 0:
+            with open(log, "rb") as lf:
+                for off, ln, kind, fmt in self._each(log, st):
+                    if 0 < ln <= self.max_record_bytes + 1:
+                        lf.seek(off)
+                        raw = lf.read(ln)
+                        if len(raw) == ln and raw[-1] == 10:
+                            yield kind, fmt, raw[:-1]
+        for rec in self._pending(log, st):
+            yield rec
+
     def blocked(self, session_id):
         return fsutil.exists(self.path(session_id) + ".blocked")
 
@@ -865,6 +881,27 @@ class Sessions:
         rep = plan.report()
         rep["pending"] = pend
         return rep
+
+    def restore(self, file, records, blocked=False):
+        """Create a session from (type, backend, message JSON) records, written as they are
+        (for import; the session must not exist). Raises ValueError for a bad record."""
+        log = self._target(None, file)
+        if fsutil.exists(log) or fsutil.exists(log + _PEND):
+            raise ValueError("session %s already exists" % file)
+        data = bytearray()
+        ents = bytearray(_HEADER)
+        for n, (kind, fmt, message) in enumerate(records):
+            if kind not in (USER, FINAL, TOOL_CALL, TOOL_RESULTS) or fmt not in (0, 1, 2, 3):
+                raise ValueError("record %d: bad type or backend" % n)
+            raw = self._raw_record(n, kind, message)
+            ents += struct.pack("<IIBB", len(data), len(raw) + 1, kind, fmt)
+            data += raw + b"\n"
+        fsutil.makedirs(self.dir)
+        fsutil.write_file(log, data)
+        fsutil.write_file(log + ".idx", ents)
+        if blocked:
+            fsutil.write_file(log + ".blocked", b"")
+        self._forget(log)
 
     def _target(self, session_id, file):
         if file is not None:

@@ -657,6 +657,21 @@ class Store:
         items.sort(key=itm.priority)
         return [self._decorate(it, idx) for it in items]
 
+    def restore(self, items):
+        """Replace the store's content with `items` (dicts with ESP-Claw's fields, as exported),
+        kept as they are, ids and counts included; then compact. For import."""
+        self.open()
+        lines = []
+        for n, obj in enumerate(items):
+            it = itm.from_obj(obj)
+            if it is None or not it["content"]:
+                raise ValueError("item %d: needs an id and a content" % n)
+            if it["deleted"]:
+                continue
+            lines.append(itm.to_json(it).encode() + b"\n")
+        fsutil.replace(self.records, b"".join(lines))
+        self.compact()
+
     def ids_where(self, test):
         """Ids of the active items `test(item)` accepts (streamed, not all held)."""
         self.open()

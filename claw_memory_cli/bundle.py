@@ -1,0 +1,245 @@
+"""Export a data root to one versioned JSON-lines bundle, and import it back.
+
+Bundle (UTF-8, one JSON object per line):
+
+    {"type":"header","format":"claw-memory-bundle","version":1,"library":"0.1.0","exported_at":1714000000}
+    {"type":"profile","name":"user","content":"..."}                 (x3)
+    {"type":"memory_md","content":"..."}
+    {"type":"item", <ESP-Claw item fields>}                           (active items)
+    {"type":"chat_map","chat_key":"...","current_alias":"...","sessions":[...]}
+    {"type":"session","file":"s_..._hash.log","blocked":false,"records":N}
+    {"type":"record","file":"s_..._hash.log","kind":1,"backend":1,"message":"<record JSON text>"}
+    {"type":"end","lines":N}                                         (N lines between)
+
+Everything is read and written through the claw_memory package itself (no second
+implementation of any format). Import validates the whole bundle before it writes anything,
+builds the data root in a staging folder beside the target, and moves it into place only
+when every part succeeded: it never half-imports.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+import time
+
+import claw_memory
+from claw_memory import chats as chats_mod
+from claw_memory import fsutil
+from claw_memory import item as itm
+from claw_memory.profile import NAMES
+from claw_memory.session import classify
+
+from .ui import CliError, Progress
+
+FORMAT = "claw-memory-bundle"
+VERSION = 1
+_MAX_LINE = 1 << 20
+
+
+def _readonly_copy(root):
+    """A temporary copy of a data root: reading through the package may repair files, and
+    an export must not change its source."""
+    tmp = tempfile.mkdtemp(prefix="claw-export-")
+    for name in ("sessions", "memory"):
+        src = os.path.join(root, name)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(tmp, name))
+    return tmp
+
+
+def export(root, out_path, progress=True):
+    """Write the bundle of `root` to `out_path`; returns counts."""
+    if not os.path.isdir(root):
+        raise CliError("no data root at %s" % root)
+    copy = _readonly_copy(root)
+    try:
+        mem = claw_memory.open(copy, extract=False)
+        mem.store.compact()  # fold pending recall counts into the items
+        lines = []
+        for name in NAMES:
+            lines.append({"type": "profile", "name": name, "content": mem.profile.read(name)})
+        md = os.path.join(copy, "memory", "MEMORY.md")
+        if os.path.exists(md):
+            with open(md, encoding="utf-8", errors="replace") as f:
+                lines.append({"type": "memory_md", "content": f.read()})
+        counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
+        for it in mem.store.list():
+            row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
+                                      "updated_at", "access_count", "deleted", "summary_ids")}
+            row["type"] = "item"
+            lines.append(row)
+            counts["items"] += 1
+        cm = os.path.join(copy, "sessions", "chat_map")
+        if os.path.isdir(cm):
+            for name in sorted(os.listdir(cm)):
+                if name.endswith(".json"):
+                    try:
+                        with open(os.path.join(cm, name), encoding="utf-8") as f:
+                            m = json.load(f)
+                        key = m["chat_key"]
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    state = mem.chats._load(key)  # validated and repaired by the package
+                    if state:
+                        lines.append({"type": "chat_map", "chat_key": key, "current_alias": state[0],
+                                      "sessions": state[1]})
+                        counts["chat_maps"] += 1
+        rows = mem.sessions.list()
+        bar = Progress(len(rows), "export") if progress else None
+        for row in rows:
+            recs = list(mem.sessions.records(file=row["file"]))
+            lines.append({"type": "session", "file": row["file"], "blocked": row["blocked"],
+                          "records": len(recs)})
+            for kind, fmt, raw in recs:
+                lines.append({"type": "record", "file": row["file"], "kind": kind, "backend": fmt,
+                              "message": raw.decode("utf-8")})
+            counts["sessions"] += 1
+            counts["records"] += len(recs)
+            if bar:
+                bar.step(row["file"])
+        if bar:
+            bar.done()
+        header = {"type": "header", "format": FORMAT, "version": VERSION,
+                  "library": claw_memory.__version__, "exported_at": int(time.time())}
+        tmp_out = out_path + ".tmp"
+        with open(tmp_out, "w", encoding="utf-8") as f:
+            for obj in [header] + lines + [{"type": "end", "lines": len(lines)}]:
+                f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+        os.replace(tmp_out, out_path)
+        return counts
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def _bad(n, why):
+    raise CliError("not a valid bundle: line %d: %s" % (n, why))
+
+
+def read(path):
+    """Parse and validate a whole bundle; returns the parsed parts. Raises CliError."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise CliError("cannot read %s: %s" % (path, e.strerror or e))
+    objs = []
+    with f:
+        for n, raw in enumerate(f, 1):
+            if len(raw) > _MAX_LINE:
+                _bad(n, "line longer than 1 MiB")
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                _bad(n, "not JSON")
+            if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+                _bad(n, "not an object with a type")
+            objs.append(obj)
+    if not objs or objs[0].get("type") != "header" or objs[0].get("format") != FORMAT:
+        raise CliError("not a claw-memory bundle: the first line is not its header")
+    if objs[0].get("version") != VERSION:
+        raise CliError("bundle version %r is not supported (this tool reads version %d)"
+                       % (objs[0].get("version"), VERSION))
+    end = objs[-1]
+    if end.get("type") != "end" or end.get("lines") != len(objs) - 2:
+        raise CliError("the bundle is truncated or damaged: its end line is missing or its "
+                       "line count does not match")
+    parts = {"profile": {}, "memory_md": None, "items": [], "chat_maps": [], "sessions": {}}
+    for n, obj in enumerate(objs[1:-1], 2):
+        kind = obj["type"]
+        if kind == "profile":
+            if obj.get("name") not in NAMES or not isinstance(obj.get("content"), str):
+                _bad(n, "profile needs a name (user, soul, identity) and a content")
+            parts["profile"][obj["name"]] = obj["content"]
+        elif kind == "memory_md":
+            if not isinstance(obj.get("content"), str):
+                _bad(n, "memory_md needs a content")
+            parts["memory_md"] = obj["content"]
+        elif kind == "item":
+            it = itm.from_obj(obj)
+            if it is None or not it["content"].strip():
+                _bad(n, "item needs an id and a content")
+            parts["items"].append(obj)
+        elif kind == "chat_map":
+            aliases = obj.get("sessions")
+            if (not isinstance(obj.get("chat_key"), str) or not isinstance(aliases, list) or not aliases
+                    or not all(chats_mod.valid_alias(a) for a in aliases)
+                    or obj.get("current_alias") not in aliases or len(aliases) > chats_mod.MAX_SESSIONS):
+                _bad(n, "chat_map is not valid")
+            parts["chat_maps"].append(obj)
+        elif kind == "session":
+            fname = obj.get("file")
+            if not isinstance(fname, str) or "/" in fname or not fname.startswith("s_") or not fname.endswith(".log"):
+                _bad(n, "session needs a session file name")
+            if fname in parts["sessions"]:
+                _bad(n, "session %s appears twice" % fname)
+            parts["sessions"][fname] = {"blocked": obj.get("blocked") is True, "records": [],
+                                        "count": obj.get("records")}
+        elif kind == "record":
+            s = parts["sessions"].get(obj.get("file"))
+            if s is None:
+                _bad(n, "record before its session line")
+            k, b, msg = obj.get("kind"), obj.get("backend"), obj.get("message")
+            if k not in (1, 2, 3, 4) or b not in (0, 1, 2, 3) or not isinstance(msg, str):
+                _bad(n, "record needs kind 1..4, backend 0..3 and a message")
+            try:
+                val = json.loads(msg)
+            except ValueError:
+                _bad(n, "record message is not JSON")
+            if not classify(val)[0]:
+                _bad(n, "record message is not a chat record")
+            s["records"].append((k, b, msg))
+        else:
+            _bad(n, "unknown line type %r" % kind)
+    for fname, s in parts["sessions"].items():
+        if s["count"] != len(s["records"]):
+            raise CliError("not a valid bundle: session %s announces %r records and has %d"
+                           % (fname, s["count"], len(s["records"])))
+    return parts
+
+
+def import_(path, target, replace=False, progress=True):
+    """Validate the bundle, build a data root from it beside `target`, move it into place."""
+    parts = read(path)
+    target = os.path.abspath(target)
+    if os.path.exists(target) and os.listdir(target) and not replace:
+        raise CliError("%s is not empty: import into a new folder, or pass --replace" % target)
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".claw-import-", dir=parent)
+    try:
+        mem = claw_memory.open(staging, extract=False)
+        for name, content in parts["profile"].items():
+            if content.strip():
+                mem.profile.write(name, content)
+        if parts["items"]:
+            mem.store.restore(parts["items"])
+        elif parts["memory_md"] is not None:
+            fsutil.replace(os.path.join(staging, "memory", "MEMORY.md"), parts["memory_md"].encode())
+        for m in parts["chat_maps"]:
+            mem.chats._save(m["chat_key"], m["current_alias"], m["sessions"])
+        bar = Progress(len(parts["sessions"]), "import") if progress else None
+        for fname, s in parts["sessions"].items():
+            try:
+                mem.sessions.restore(fname, s["records"], s["blocked"])
+            except ValueError as e:
+                raise CliError("not a valid bundle: session %s: %s" % (fname, e))
+            if bar:
+                bar.step(fname)
+        if bar:
+            bar.done()
+        mem.close()
+        if os.path.exists(target):
+            old = target + ".replaced"
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(target, old)
+            os.rename(staging, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+        staging = None
+    finally:
+        if staging:
+            shutil.rmtree(staging, ignore_errors=True)
+    return {"items": len(parts["items"]), "sessions": len(parts["sessions"]),
+            "records": sum(len(s["records"]) for s in parts["sessions"].values()),
+            "chat_maps": len(parts["chat_maps"])}

@@ -1,0 +1,55 @@
+"""`claw-memory demo`: the agent with memory, a conversation, a reboot, then `inspect`.
+
+Offline (the default) it runs under the MicroPython unix port on simulated flash with an
+offline policy LLM; `--llm openai|anthropic` runs the same conversation under CPython against
+a real endpoint (key from OPENAI_API_KEY / ANTHROPIC_API_KEY).
+"""
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import hosttools
+from .ui import EXIT_TOOL, CliError
+
+MPLIB = os.path.join(hosttools.ROOT, "tools", "mplib")
+
+
+def run(args):
+    base = args.keep or tempfile.mkdtemp(prefix="claw-demo-")
+    os.makedirs(base, exist_ok=True)
+    root = os.path.join(base, "root")
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    try:
+        if args.llm == "offline":
+            mp = hosttools.micropython()
+            if not mp:
+                raise CliError("no MicroPython unix port found (run python3 tools/dev.py setup)", EXIT_TOOL)
+            env = dict(os.environ)
+            env["MICROPYPATH"] = os.pathsep.join([hosttools.ROOT, MPLIB, ".frozen"])
+            rc = subprocess.run([mp, "-X", "heapsize=8M", os.path.join(MPLIB, "demo.py"), root],
+                                env=env).returncode
+            if rc:
+                raise CliError("the demo failed under the unix port (exit %d)" % rc)
+        else:
+            key = "OPENAI_API_KEY" if args.llm == "openai" else "ANTHROPIC_API_KEY"
+            if not os.environ.get(key):
+                raise CliError("set %s to run the demo against %s" % (key, args.llm))
+            sys.path.insert(0, MPLIB)
+            import demo
+
+            asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
+        print("\n== claw-memory inspect %s ==" % root)
+        sys.stdout.flush()
+        from . import main
+
+        return main.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
+                                                   last=8))
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
