@@ -44,7 +44,7 @@ _DIGEST_KEEP = const(4096)  # ...to its newest lines of at most this size
 _DIGEST_FOLD_AT = const(32768)  # a recall folds the digest in when it grows past this
 _INDEX_MAX = const(65536)
 _KW_ENTRY_MAX = const(16384)
-_PAIRS_PER_PASS = const(64)
+_PAIRS_PER_PASS = const(128)
 _MARK = b'"keyword_index":'
 
 MD_DEFAULT = "# Long-term Memory\n\n(empty - ESP-Claw will write memories here as it learns)\n"
@@ -160,7 +160,7 @@ class Store:
         self._log = log
         self._ready = False
         self._changes = 0
-        self._compacted_size = 0  # records size after the last compaction of this run
+        self._compacted_size = 0  # records size at open or after the last compaction
         self._seq = 0
         self.bad_lines = 0
 
@@ -203,6 +203,7 @@ class Store:
             idx.records_size = 0
             fsutil.replace(self.index, idx.head() + b"}}")
         self._seq = self._clock() % 10000
+        self._compacted_size = fsutil.size(self.records)
         self._ready = True
         if idx is None or idx.records_size != fsutil.size(self.records):
             self._note("memory index %s: rebuilding from the records" % (
@@ -411,7 +412,7 @@ class Store:
 
     def _kw_rebuild(self, path):
         """A keyword-index writer built from every item of `path`, in batches of terms (by
-        hash) so that no more than about 64 term/id pairs are held at a time."""
+        hash) so that no more than about 128 term/id pairs are held at a time."""
         pairs = 0
         for off, it in self._items(None, path):
             pairs += len(itm.keyword_terms(it))
@@ -761,7 +762,7 @@ class Store:
                 c0 = it["created_at"]
                 if c0 and (not made[j] or c0 < made[j]):
                     made[j] = c0
-        bykey = None
+        bykey = latest = deltas = None  # free before the writing phases
         # Capacity: drop the lowest score (one access ~ three hours of recency) until 128 fit.
         alive = bytearray(b"\x01" * len(first))
         count = len(first)
@@ -773,11 +774,12 @@ class Store:
             alive[low] = 0
             count -= 1
         preferred = {}
+        idx = Index()
         if old:
             for sid, label, refs in old.catalog:
                 preferred[label] = sid
-        idx = Index()
-        idx.next_id = old.next_id if old else 1
+            idx.next_id = old.next_id
+        old = None
 
         def write_records(out):
             with open(self.records, "rb") as f:
@@ -796,7 +798,7 @@ class Store:
                     out.write(itm.to_json(it, []).encode() + b"\n")
 
         fsutil.write_tmp(self.records, write_records)
-        first = src = acc = upd = made = alive = None
+        first = src = acc = upd = made = alive = preferred = None
         idx.records_size = fsutil.size(self.records + ".tmp")
         line = ("%d\tcompact\t-\trebuild=index+markdown\n" % now).encode()
         files = [self.records, self.index, self.md]

@@ -160,11 +160,15 @@ class FlashSim:
     def reboot(self):
         """Unmount (ignoring a dead device's errors) and mount a fresh device built from the
         surviving bytes at the same path; returns the new device."""
+        return self.restore(self.image())
+
+    def restore(self, image):
+        """Mount a fresh device holding `image` (an earlier `image()`) at the same path."""
         try:
             vfs.umount(self.path)
         except OSError:
             pass
-        dev = FlashSim(self.blocks, self.block_size, self.image(), self.erase_on_write)
+        dev = FlashSim(self.blocks, self.block_size, image, self.erase_on_write)
         dev.kind = self.kind
         dev.path = self.path
         vfs.mount(dev._fs(), self.path)

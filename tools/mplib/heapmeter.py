@@ -20,6 +20,12 @@ class _Json:
         self._m.sample()
         return v
 
+    def load(self, f):
+        self._m.sample()
+        v = self._real.load(f)
+        self._m.sample()
+        return v
+
     def dumps(self, *a, **k):
         return self._real.dumps(*a, **k)
 
