@@ -38,11 +38,12 @@ def _int(v, hi=0xFFFFFFFF):
 
 def from_obj(obj):
     """An item dict from a parsed records line (missing fields get ESP-Claw's defaults), or
-    None when it is not an item (no id)."""
+    None when it is not an item (no id, or no content)."""
     if not isinstance(obj, dict):
         return None
     iid = obj.get("id")
-    if not isinstance(iid, str) or not iid:
+    content = obj.get("content")
+    if not isinstance(iid, str) or not iid or not isinstance(content, str) or not content:
         return None
     ids = obj.get("summary_ids")
     sids = []
@@ -55,7 +56,7 @@ def from_obj(obj):
     return {
         "id": text.cut_bytes(iid, ID_MAX),
         "source": _str(obj.get("source"), SOURCE_MAX),
-        "content": _str(obj.get("content"), CONTENT_MAX),
+        "content": _str(content, CONTENT_MAX),
         "tags": _str(obj.get("tags"), TAGS_MAX),
         "keywords": _str(obj.get("keywords"), KEYWORDS_MAX),
         "created_at": _int(obj.get("created_at")),

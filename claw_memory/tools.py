@@ -82,6 +82,15 @@ def _text(v):
     return ""
 
 
+def _count(v):
+    """A positive whole number from an argument, else 0 (NaN, infinity and text included)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    if not -1e9 < v < 1e9:  # also false for NaN
+        return 0
+    return max(int(v), 0)
+
+
 def _item_json(it):
     return itm.to_json(it, it.get("summary_labels") or [])
 
@@ -136,8 +145,7 @@ class MemoryTools:
             return False, _err("invalid_json")
         wanted = a.get("summary_labels")
         wanted = [x for x in wanted if isinstance(x, str) and x][:3] if isinstance(wanted, list) else []
-        limit = a.get("limit")
-        limit = int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else 0
+        limit = _count(a.get("limit"))
         try:
             catalog = [e["label"] for e in self.store.labels()]
             for lab in wanted:

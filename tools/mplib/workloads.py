@@ -182,3 +182,204 @@ def check_store_consistent(s):
     kw = {t: set(ids) for t, ids in idx["keyword_index"].items()}
     if kw != terms:
         raise AssertionError("keyword index %r, items say %r" % (kw, terms))
+
+
+# -- the whole system -------------------------------------------------------------------------
+
+ROOT = "/flash"
+CH, CHAT = "web", "u1"
+
+
+def _system_script():
+    """Every write path: persist with tool records, session compaction and blocking, store,
+    update, forget, recall, store compaction, profile edit, session delete, /session new and
+    switch. Each step: (op, args)."""
+    s = []
+    for n in range(2):
+        s.append(("turn", "default_01", n, 300))
+    s += [("store", "User likes green tea", "drink"), ("store", "User lives in Porto", "city"),
+          ("recall", "drink"), ("update", "User lives in Porto", "User lives in Lisbon"),
+          ("profile", "# User\n\nName: Ada\n"), ("session", "new work")]
+    for n in range(2, 7):
+        s.append(("turn", "work", n, 700))  # passes the 4000-byte limit: compaction
+    s += [("forget", "User likes green tea"), ("session", "switch default_01"),
+          ("session", "delete work"), ("store", "User has a dog named Rex", "pets"),
+          ("store", "User speaks Portuguese", "language"), ("store", "User cycles to work", "commute"),
+          ("profile", "# User\n\nName: Ada\nPrefers short answers.\n")]
+    s.append(("big", "default_01", 7, 0))  # dialogue too big for the limit: blocked
+    s.append(("session", "new after"))
+    s.append(("turn", "after", 8, 100))
+    return s
+
+
+class _Model:
+    def __init__(self):
+        self.dialogue = {}  # alias -> [(kind, n)] user/final records
+        self.tools = {}  # alias -> last tool round n
+        self.items = set()
+        self.user_md = None
+        self.current = "default_01"
+        self.aliases = ["default_01"]
+        self.blocked = set()
+
+    def apply(self, step):
+        op = step[0]
+        if op in ("turn", "big"):
+            alias, n = step[1], step[2]
+            if alias in self.blocked:
+                return
+            d = self.dialogue.setdefault(alias, [])
+            d += [("user", n), ("final", n)]
+            if op == "turn":
+                self.tools[alias] = n
+            else:
+                self.blocked.add(alias)
+        elif op == "store":
+            self.items.add(step[1])
+        elif op == "update":
+            self.items.discard(step[1])
+            self.items.add(step[2])
+        elif op == "forget":
+            self.items.discard(step[1])
+        elif op == "profile":
+            self.user_md = step[1]
+        elif op == "session":
+            sub, alias = step[1].split()
+            if sub == "new":
+                self.aliases.append(alias)
+                self.current = alias
+            elif sub == "switch":
+                self.current = alias
+            elif sub == "delete":
+                self.aliases.remove(alias)
+                self.dialogue.pop(alias, None)
+                self.tools.pop(alias, None)
+                self.blocked.discard(alias)
+
+
+def _sid(alias):
+    return "chat:%s:%s:%s" % (CH, CHAT, alias)
+
+
+def system(limit=4000):
+    """The whole-system workload and its check (see _system_script)."""
+    import claw_memory
+
+    script = _system_script()
+
+    def workload(acked):
+        t = [1714000000]
+
+        def clock():
+            t[0] += 1
+            return t[0]
+
+        mem = claw_memory.open(ROOT, session_limit=limit, clock=clock, extract=False)
+        mem.chats.session_id(CH, CHAT)
+        ids = {}
+        for step in script:
+            op = step[0]
+            if op == "turn":
+                sid = _sid(step[1])
+                n, pad = step[2], step[3]
+                mem.sessions.persist(sid, [(1, None, "user %d" % n)])
+                mem.sessions.persist(sid, [(3, _call(n), None), (4, _result(n, pad), None)])
+                mem.sessions.persist(sid, [(2, '{"role":"assistant","content":"final %d"}' % n, None)],
+                                     turn_completed=True)
+            elif op == "big":
+                sid = _sid(step[1])
+                n = step[2]
+                mem.sessions.persist(sid, [(1, None, "user %d" % n)])
+                warn = mem.sessions.persist(sid, [(2, '{"role":"assistant","content":"final %d %s"}' % (
+                    n, "x" * (limit + 100)), None)], turn_completed=True)
+                if not warn:
+                    raise AssertionError("the big turn did not block the session")
+            elif op == "store":
+                ids[step[1]] = mem.store.store(step[1], step[2])[0]["id"]
+            elif op == "recall":
+                mem.store.recall([step[1]])
+            elif op == "update":
+                ids[step[2]] = mem.store.update(ids[step[1]], content=step[2])[0]["id"]
+            elif op == "forget":
+                mem.store.forget(ids[step[1]])
+            elif op == "profile":
+                mem.profile.write("user", step[1])
+            elif op == "session":
+                reply = mem.session_command(CH, CHAT, step[1])
+                if reply.startswith("Session command failed"):
+                    raise OSError(5, reply)
+            acked.append(op)
+        mem.close()
+
+    def check(acked):
+        done = _Model()
+        flight = _Model()
+        for step in script[: len(acked)]:
+            done.apply(step)
+            flight.apply(step)
+        if len(acked) < len(script):
+            flight.apply(script[len(acked)])
+        mem = claw_memory.open(ROOT, session_limit=limit, extract=False)
+        lost = 0
+        # Sessions: the dialogue of every live alias, each record once, in order.
+        # A chat without a map starts at default_01 (what its first use creates).
+        state = mem.chats.aliases(CH, CHAT) or ("default_01", ["default_01"])
+        if state not in ((done.current, done.aliases), (flight.current, flight.aliases)):
+            raise AssertionError("chat map %r, expected %r or %r" % (
+                state, (done.current, done.aliases), (flight.current, flight.aliases)))
+        for alias in set(done.aliases) | set(flight.aliases):
+            got = []
+            tools = []
+            for m in mem.sessions.messages(_sid(alias)):
+                if m["role"] == "tool":
+                    tools.append(int(m["tool_call_id"][4:]))
+                elif not m.get("tool_calls"):
+                    kind, n = m["content"].split()[:2]
+                    got.append((kind, int(n)))
+            for t in got + [("tool", n) for n in tools]:
+                if (got + [("tool", n) for n in tools]).count(t) != 1:
+                    raise AssertionError("%s: record %r twice" % (alias, t))
+            options = [m.dialogue.get(alias, []) for m in (done, flight)]
+            if got not in options:
+                # Acknowledged records missing (or unknown ones present) in this session.
+                want = options[0]
+                missing = [r for r in want if r not in got]
+                if missing or [r for r in got if r not in options[1]]:
+                    lost += len(missing) or 1
+            # The newest acknowledged tool round survives compaction (None: none expected).
+            if not any(m.tools.get(alias) is None or m.tools.get(alias) in tools for m in (done, flight)):
+                lost += 1
+        # Deleted sessions leave nothing behind.
+        for alias in ("work",):
+            if alias not in done.aliases and alias not in flight.aliases:
+                if mem.sessions.messages(_sid(alias)):
+                    raise AssertionError("deleted session %s still has history" % alias)
+        # Blocking.
+        for alias in done.blocked & flight.blocked:
+            if not mem.sessions.blocked(_sid(alias)):
+                raise AssertionError("session %s should be blocked" % alias)
+        # Long-term items.
+        contents = set(i["content"] for i in mem.store.list())
+        if contents not in (done.items, flight.items):
+            missing = done.items - contents - (flight.items - done.items)
+            extra = contents - done.items - flight.items
+            if extra:
+                raise AssertionError("unexpected items %r" % extra)
+            lost += len(missing) or 1
+        check_store_consistent(mem.store)
+        # The profile.
+        user = mem.profile.read("user")
+        if done.user_md is not None and user not in (done.user_md, flight.user_md):
+            lost += 1
+        # The next turn works (a blocked session refuses it, as it must).
+        sid = _sid(state[0])
+        if not mem.sessions.blocked(sid):
+            mem.sessions.persist(sid, [(1, None, "user 99")])
+            mem.sessions.persist(sid, [(2, None, "final 99")], turn_completed=True)
+            if mem.sessions.messages(sid)[-1]["content"] != "final 99":
+                raise AssertionError("next turn not replayed")
+        mem.store.store("A fact after the reboot", "after")
+        mem.close()
+        return lost
+
+    return workload, check

@@ -1,0 +1,110 @@
+# Soak: 5,000 turns over 10 sessions (compactions, blocking, /session new and delete) and
+# more than 1,000 store, update and forget operations through the memory tools. File sizes
+# stay bounded, the heap does not grow from turn to turn, nothing raises.
+import gc
+import json
+
+from flashsim import mount
+from mptest import ok, timeout
+
+import claw_memory
+from claw_memory import fsutil
+from claw_memory.core import Request
+from claw_memory.session import SIZE_LIMIT
+
+HEAP = "48M"
+TURNS = 5000
+CHATS = 10
+TOPICS = ("tea", "coffee", "bikes", "music", "garden", "travel", "books", "cats", "chess", "rain",
+          "bread", "piano")
+
+
+def _turn(n):
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+            '"function":{"name":"sensor","arguments":"{}"}}]}' % n)
+    res = '[{"role":"tool","tool_call_id":"c%d","content":"%s","is_error":false}]' % (n, "reading " * 60)
+    return ((1, None, "Turn %d: how is the weather today, and should I water the plants?" % n),
+            [(3, call, None), (4, res, None)],
+            (2, None, "Turn %d: mild and dry, so yes, water them this evening. " % n + "details " * 20))
+
+
+@timeout(1200)
+async def test_soak():
+    dev = mount("lfs2", "/flash", blocks=1280)  # 5 MiB
+    t = [1714000000]
+
+    def clock():
+        t[0] += 7
+        return t[0]
+
+    mem = claw_memory.open("/flash", clock=clock, extract=False)
+    tools = {x.name: x for x in mem.tools()}
+    memory_ops = 0
+    ids = []
+    blocked = deleted = 0
+    heap = []
+    biggest = {"session": 0, "records": 0, "digest": 0}
+    for n in range(TURNS):
+        chat = "u%d" % (n % CHATS)
+        sid = mem.chats.session_id("web", chat)
+        if mem.sessions.blocked(sid):
+            # What a user does when told: start a new session, delete the old one.
+            old = sid.rsplit(":", 1)[1]
+            ok(mem.session_command("web", chat, "new").startswith("Started"), "new session")
+            ok(mem.session_command("web", chat, "delete " + old).startswith("Deleted"), "old deleted")
+            blocked += 1
+            deleted += 1
+            sid = mem.chats.session_id("web", chat)
+        user, tool_round, final = _turn(n)
+        mem.sessions.persist(sid, [user])
+        mem.sessions.persist(sid, tool_round)
+        mem.sessions.persist(sid, [final], turn_completed=True)
+        size = fsutil.size(mem.sessions.path(sid))
+        ok(size <= SIZE_LIMIT + 4096, "session %s within the limit plus one turn: %d" % (sid, size))
+        biggest["session"] = max(biggest["session"], size)
+        # A memory operation on three turns out of four, through the tools the LLM calls;
+        # the number of items stays around 40 (stores and forgets balance).
+        r = Request("x", sid, "web", chat)
+        k = n % 4
+        topic = TOPICS[(n // 4) % len(TOPICS)]
+        if k == 0 or (k == 2 and len(ids) <= 40):
+            good, out = await tools["memory_store"].handler(json.dumps(
+                {"content": "Fact %d: the user thinks about %s at turn %d" % (n, topic, n), "tags": topic,
+                 "keywords": topic}), r)
+            ok(good, "store")
+            ids.append(json.loads(out)["memory_id"])
+            memory_ops += 1
+        elif k == 1 and ids:
+            good, out = await tools["memory_update"].handler(json.dumps(
+                {"memory_id": ids.pop(0), "content": "Updated fact at turn %d about %s" % (n, topic)}), r)
+            ok(good, "update")
+            ids.append(json.loads(out)["memory_id"])
+            memory_ops += 1
+        elif k == 2:
+            good, out = await tools["memory_forget"].handler(json.dumps({"memory_id": ids.pop(0)}), r)
+            ok(good, "forget")
+            memory_ops += 1
+        else:
+            await tools["memory_recall"].handler(json.dumps({"summary_labels": [topic]}), r)
+        await mem.hooks().stage_note(r)
+        if n % 50 == 49:
+            rec = fsutil.size(mem.store.records)
+            dig = fsutil.size(mem.store.digest)
+            biggest["records"] = max(biggest["records"], rec)
+            biggest["digest"] = max(biggest["digest"], dig)
+            ok(rec <= 32768 + 8192, "records bounded: %d" % rec)
+            ok(dig <= 32768 + 1024, "digest bounded: %d" % dig)
+        if n % 250 == 249:
+            gc.collect()
+            heap.append(gc.mem_alloc())
+    mem.close()
+    print("turns %d, memory operations %d, sessions blocked and replaced %d" % (TURNS, memory_ops, blocked))
+    print("largest session %d B, records %d B, digest %d B" % (
+        biggest["session"], biggest["records"], biggest["digest"]))
+    print("heap after every 250 turns:", heap)
+    ok(memory_ops >= 1000, "at least 1000 store/update/forget operations")
+    ok(blocked >= CHATS, "every chat went through blocking and a new session")
+    growth = heap[-1] - heap[len(heap) // 4]
+    print("heap growth over the last three quarters: %d B" % growth)
+    ok(growth <= 4096, "the heap does not grow from turn to turn (%d B)" % growth)
+    dev.unmount()
