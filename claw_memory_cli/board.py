@@ -54,6 +54,12 @@ def pull(port, root, dest):
             run(port, "fs", "cp", "-r", ":%s/%s" % (base, name), dest + "/")
 
 
+def makedirs(port, path):
+    """Create a directory and its parents on the board."""
+    exec_code(port, "import os\np = ''\nfor part in %r.strip('/').split('/'):\n"
+                    " p += '/' + part\n try:\n  os.mkdir(p)\n except OSError:\n  pass" % path)
+
+
 def push(port, src, dest):
     """Copy the local folder `src` to `dest` on the board (a new directory)."""
     run(port, "fs", "cp", "-r", src, ":" + dest, timeout=600)

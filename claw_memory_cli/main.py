@@ -220,17 +220,26 @@ def cmd_export(args):
 
 _BOARD_SWAP = """
 import os
-src = %r
+src, root = %r, %r
+def rm(p):
+    if os.stat(p)[0] & 0x4000:
+        for n in os.listdir(p):
+            rm(p + "/" + n)
+        os.rmdir(p)
+    else:
+        os.remove(p)
 for name in ("sessions", "memory"):
-    dst = %r + "/" + name
+    dst = root + "/" + name
     try:
-        os.stat(dst)
-        if not %r:
-            raise SystemExit("CLAW-IMPORT-EXISTS")
         os.rename(dst, dst + ".replaced")
     except OSError:
         pass
     os.rename(src + "/" + name, dst)
+    try:
+        rm(dst + ".replaced")
+    except OSError:
+        pass
+os.rmdir(src)
 print("CLAW-IMPORT-OK")
 """
 
@@ -242,11 +251,16 @@ def cmd_import(args):
             local = os.path.join(staging, "root")
             counts = bundle.import_(args.bundle, local, progress=not args.json)
             root = board.device_root(args.port, args.device_root)
+            board.makedirs(args.port, root)
+            there = board.exec_code(args.port, "import os\nprint(sorted(n for n in os.listdir(%r) "
+                                               "if n in ('sessions', 'memory')))" % root)
+            if "'" in there and not args.replace:
+                raise CliError("the board already has a data root at %s: pass --replace" % root)
             tmp_dir = root.rstrip("/") + "/claw_import.tmp"
             board.push(args.port, local, tmp_dir)
-            out = board.exec_code(args.port, _BOARD_SWAP % (tmp_dir, root.rstrip("/"), args.replace))
-            if "CLAW-IMPORT-EXISTS" in out:
-                raise CliError("the board already has a data root at %s: pass --replace" % root)
+            out = board.exec_code(args.port, _BOARD_SWAP % (tmp_dir, root.rstrip("/")))
+            if "CLAW-IMPORT-OK" not in out:
+                raise CliError("the board did not confirm the import: %s" % out.strip()[-200:])
             where = "%s:%s" % (args.port, root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -289,9 +303,11 @@ def _compile(dest):
 
 
 def cmd_deploy(args):
+    # Paths on the board are relative to its cwd ("/" on an ESP32, "/flash" on the virtual
+    # board, whose "/" is the host's): lib/ is where mip and sys.path expect libraries.
     if args.mip:
         source = args.mip if args.mip != "local" else os.path.join(hosttools.ROOT, "package.json")
-        board.run(args.port, "mip", "install", "--target", "/lib", source, timeout=600)
+        board.run(args.port, "mip", "install", source, timeout=600)
         result = {"port": args.port, "method": "mip", "source": source}
     else:
         tmp = tempfile.mkdtemp(prefix="claw-deploy-")
@@ -301,8 +317,8 @@ def cmd_deploy(args):
                 files, size = len([n for n in os.listdir(pkg) if n.endswith(".py")]), 0
             else:
                 pkg, files, size = _compile(tmp)
-            board.exec_code(args.port, "import os\ntry:\n os.mkdir('/lib')\nexcept OSError:\n pass")
-            board.run(args.port, "fs", "cp", "-r", pkg, ":/lib/", timeout=600)
+            board.exec_code(args.port, "import os\ntry:\n os.mkdir('lib')\nexcept OSError:\n pass")
+            board.run(args.port, "fs", "cp", "-r", pkg, ":lib/", timeout=600)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         result = {"port": args.port, "method": "source" if args.source else "mpy", "modules": files,

@@ -1,0 +1,65 @@
+# Forget removes an item everywhere: the index and MEMORY.md at once, the records at the next
+# compaction, and pending extraction answers that would store it again. Deleting a session
+# removes its history files.
+import json
+
+from flashsim import mount
+from mptest import eq, ok
+from scripted_llm import ScriptedLLM, say
+
+import claw_memory
+from claw_memory.core import Request
+
+HEAP = "8M"
+SID = "chat:web:u:default_01"
+SECRET = "User's PIN is 4711"
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _everywhere(mem):
+    return {name: SECRET.encode() in _read(path) or b"4711" in _read(path)
+            for name, path in (("records", mem.store.records), ("index", mem.store.index),
+                               ("md", mem.store.md))}
+
+
+async def test_forget_removes_the_item_everywhere():
+    dev = mount("lfs2", "/flash", blocks=256)
+    x = ScriptedLLM([say(json.dumps({"intent": "none", "memories": [{"content": SECRET, "tags": ["pin"],
+                                                                     "keywords": ["4711"]}]}))])
+    mem = claw_memory.open("/flash", extraction_llm=x)
+    it, _ = mem.store.store(SECRET, "pin", "4711")
+    mem.store.store("User likes tea", "drink")
+    eq(_everywhere(mem), {"records": True, "index": True, "md": True}, "stored everywhere")
+    # A request whose extraction would store the secret again is still pending...
+    pending = Request("my PIN is 4711", "chat:web:other:default_01", "web", "other")
+    mem.hooks().on_request_start(pending)
+    # ...when another request forgets it.
+    tools = {t.name: t for t in mem.tools()}
+    good, out = await tools["memory_forget"].handler(json.dumps({"memory_id": it["id"]}),
+                                                     Request("forget my PIN", SID, "web", "u"))
+    ok(good, "forgotten")
+    eq(_everywhere(mem), {"records": True, "index": False, "md": False}, "gone from index and MEMORY.md")
+    eq(await mem.hooks().stage_note(pending), None, "the pending extraction does not store it again")
+    mem.store.compact()
+    eq(_everywhere(mem), {"records": False, "index": False, "md": False}, "gone from the records too")
+    eq([i["content"] for i in mem.store.list()], ["User likes tea"], "the rest kept")
+    dev.unmount()
+
+
+def test_deleting_a_session_removes_its_files():
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    mem.chats.session_id("web", "u")
+    mem.session_command("web", "u", "new secret")
+    sid = mem.chats.session_id("web", "u")
+    mem.sessions.persist(sid, [(1, None, "private words")], turn_completed=True)
+    mem.sessions.persist(sid, [(1, None, "unfinished private words")])
+    mem.session_command("web", "u", "switch default_01")
+    eq(mem.session_command("web", "u", "delete secret"), "Deleted session: secret", "deleted")
+    import os
+    eq([n for n in os.listdir("/flash/sessions") if n.startswith("s_chat_web_u_secret")], [], "no files left")
+    dev.unmount()
