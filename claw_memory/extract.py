@@ -8,7 +8,6 @@
 # never stored.
 
 import asyncio
-import json
 
 from . import item as itm
 from . import text
@@ -56,10 +55,9 @@ def parse_document(answer):
             cand = answer[i : j + 1]
         else:
             cand = answer.strip()
-        try:
-            return json.loads(cand)
-        except Exception:  # noqa: BLE001
-            pass
+        value = text.json_value(cand)
+        if value is not None:
+            return value
     return None
 
 

@@ -16,7 +16,6 @@
 # RAM: the index is streamed in chunks, records are read one at a time by offset, and
 # compaction copies record by record through one small buffer.
 
-import json
 import struct
 
 from . import fsutil, text
@@ -71,16 +70,6 @@ def file_name(session_id):
         ok = 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in (45, 95)
         safe.append(c if ok else 95)
     return "s_%s_%08x.log" % (safe.decode() if safe else "default", fnv1a32(b))
-
-
-def _parse(raw):
-    """JSON value of a record's bytes, or None when it does not parse."""
-    try:
-        return json.loads(raw)
-    except MemoryError:
-        raise
-    except Exception:
-        return None
 
 
 def classify(obj):
@@ -348,7 +337,7 @@ class Sessions:
             raise ValueError(
                 "record %d: %d bytes of JSON, more than %d" % (n, len(raw), self.max_record_bytes)
             )
-        obj = _parse(raw)
+        obj = text.json_value(raw)
         if kind == TOOL_RESULTS:
             if not isinstance(obj, list) or not all(isinstance(m, dict) for m in obj):
                 raise ValueError("record %d: tool results must be a JSON array of objects" % n)
@@ -444,7 +433,7 @@ class Sessions:
                     plan.dropped += 1
                     pos += n
                     continue
-                kind, fmt = classify(_parse(line))
+                kind, fmt = classify(text.json_value(line))
                 if kind:
                     plan.tail += struct.pack("<IIBB", pos, n, kind, fmt)
                 elif line.strip():
@@ -617,7 +606,7 @@ class Sessions:
         raw = f.read(ln)
         if len(raw) != ln or raw[-1] != 10:
             return None
-        return _parse(raw)
+        return text.json_value(raw)
 
     def _each(self, log, st):
         """(offset, length, type, backend) of every logged record: indexed ones, then lag."""
@@ -743,7 +732,7 @@ class Sessions:
                     else:
                         add(obj, kind, fmt)
         for kind, fmt, body in self._pending(log, st):
-            obj = _parse(body)
+            obj = text.json_value(body)
             if obj is None or not classify(obj)[0]:
                 skipped += 1
             else:
@@ -787,7 +776,7 @@ class Sessions:
         with open(log, "rb") if logged else _Nothing() as lf:
             for ordinal, kind, off, ln in reversed(picked):
                 if off < 0:
-                    obj = _parse(ln)
+                    obj = text.json_value(ln)
                 else:
                     if ln > _PAGE_RECORD_MAX:
                         raise ValueError("record %d is larger than %d bytes" % (ordinal + 1, _PAGE_RECORD_MAX))

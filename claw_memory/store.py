@@ -16,7 +16,6 @@
 # in between is found on open and repaired by a compaction. Compaction writes every file as
 # `.tmp` and commits them together through a journal.
 
-import json
 from array import array
 
 from . import fsutil, text
@@ -48,15 +47,6 @@ _PAIRS_PER_PASS = const(128)
 _MARK = b'"keyword_index":'
 
 MD_DEFAULT = "# Long-term Memory\n\n(empty - ESP-Claw will write memories here as it learns)\n"
-
-
-def _parse(raw):
-    try:
-        return json.loads(raw)
-    except MemoryError:
-        raise
-    except Exception:
-        return None
 
 
 def _int(v, lo=0):
@@ -179,7 +169,7 @@ class Store:
     def _adoptable(self, tmp):
         # Outside a journal only the index and MEMORY.md are replaced one file at a time.
         if tmp == self.index + ".tmp":
-            return _index_from(_parse(fsutil.read_bounded(tmp, _INDEX_MAX) or b"")) is not None
+            return _index_from(text.json_value(fsutil.read_bounded(tmp, _INDEX_MAX) or b"")) is not None
         if tmp == self.md + ".tmp":
             data = fsutil.read_bounded(tmp, 1 << 20) or b""
             return data.startswith(b"# ") and data.endswith(b"\n")
@@ -225,7 +215,7 @@ class Store:
                 buf += chunk
                 at = buf.find(_MARK)
                 if at >= 0:
-                    idx = _index_from(_parse(buf[:at].rstrip(b", \t\r\n") + b"}"))
+                    idx = _index_from(text.json_value(buf[:at].rstrip(b", \t\r\n") + b"}"))
                     if idx is not None:
                         return idx
                     break
@@ -233,7 +223,7 @@ class Store:
                     return None
         if n > _INDEX_MAX:
             return None
-        return _index_from(_parse(fsutil.read_bounded(self.index, _INDEX_MAX)))
+        return _index_from(text.json_value(fsutil.read_bounded(self.index, _INDEX_MAX)))
 
     def _lines(self, path, count_bad=False):
         """(offset, line) of each complete line; over-long lines and a torn last line are
@@ -262,7 +252,7 @@ class Store:
         latest = {}
         self.bad_lines = 0
         for off, line in self._lines(self.records, True):
-            it = itm.from_obj(_parse(line))
+            it = itm.from_obj(text.json_value(line))
             if it is None:
                 if line.strip():
                     self.bad_lines += 1
@@ -273,7 +263,7 @@ class Store:
     def _items(self, latest, path=None, deleted=False):
         """(offset, item) of each current item in file order (`latest` None: every line)."""
         for off, line in self._lines(path or self.records):
-            it = itm.from_obj(_parse(line))
+            it = itm.from_obj(text.json_value(line))
             if it is None or (latest is not None and latest.get(itm.id_key(it["id"])) != off):
                 continue
             if deleted or not it["deleted"]:
@@ -281,7 +271,7 @@ class Store:
 
     def _at(self, f, off):
         f.seek(off)
-        return itm.from_obj(_parse(f.readline(_LINE_MAX)))
+        return itm.from_obj(text.json_value(f.readline(_LINE_MAX)))
 
     def _get(self, latest, memory_id):
         off = latest.get(itm.id_key(memory_id))
@@ -378,7 +368,7 @@ class Store:
                 colon, end, buf, i = _kw_entry(f, buf, i)
                 if end < 0:
                     return
-                term = _parse(buf[i:colon])
+                term = text.json_value(buf[i:colon])
                 raw = buf[colon + 1 : end].strip()
                 if isinstance(term, str) and raw.startswith(b"[") and raw.endswith(b"]"):
                     yield term, raw
@@ -583,12 +573,7 @@ class Store:
             result = rep
         else:
             result = hit
-        tomb = dict(old)
-        tomb["deleted"] = True
-        tomb["updated_at"] = now
-        lines.append(tomb)
-        idx.add_refs(old["summary_ids"], -1)
-        idx.drop_unused()
+        lines.append(_tombstone(old, idx, now))
         rows.append(("forget", memory_id, None))
         rows.append(("update", result["id"], memory_id))
         out = self._decorate(result, idx)
@@ -606,11 +591,7 @@ class Store:
             raise NotFound("no active memory %s" % memory_id)
         idx = self._index()
         out = self._decorate(old, idx)
-        tomb = dict(old)
-        tomb["deleted"] = True
-        tomb["updated_at"] = self._clock()
-        idx.add_refs(old["summary_ids"], -1)
-        idx.drop_unused()
+        tomb = _tombstone(old, idx, self._clock())
         self._commit([tomb], idx, latest, self._kw_edit(memory_id), [("forget", memory_id, None)])
         return out, True
 
@@ -867,6 +848,16 @@ class Store:
         report = self.verify()
         self.compact()
         return report
+
+
+def _tombstone(old, idx, now):
+    """The tombstone line of an item; its labels lose a reference (unused ones leave)."""
+    tomb = dict(old)
+    tomb["deleted"] = True
+    tomb["updated_at"] = now
+    idx.add_refs(old["summary_ids"], -1)
+    idx.drop_unused()
+    return tomb
 
 
 def _kw_entry(f, buf, i):

@@ -5,6 +5,8 @@
 # write decodes under CPython's strict decoder too (ESP-Claw cuts bytes and may split a
 # character; see DESIGN.md, deliberate difference 4).
 
+import json
+
 from ._compat import MICROPYTHON, const
 
 _SPACE = " \t\n\r\x0b\x0c"
@@ -52,6 +54,17 @@ def _seq_len(b, i, n):
         if not 0x80 <= b[i + k] <= 0xBF:
             return 0
     return need + 1
+
+
+def json_value(raw):
+    """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
+    included). MemoryError is not swallowed."""
+    try:
+        return json.loads(raw)
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
+        return None
 
 
 def clean_bytes(b):

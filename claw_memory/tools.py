@@ -7,9 +7,8 @@
 # the tool message as an error. Nothing a model sends can crash a handler: bad arguments get
 # an error envelope.
 
-import json
-
 from . import item as itm
+from . import text
 from ._compat import const, dumps, exc_text
 from .core import NotFound, Tool
 from .profile import NAMES
@@ -66,11 +65,19 @@ def _args(raw):
         return raw
     if raw is None or raw == "":
         return {}
-    try:
-        obj = json.loads(raw)
-    except Exception:  # noqa: BLE001 -- any parse failure is invalid_json
-        return None
+    obj = text.json_value(raw)
     return obj if isinstance(obj, dict) else None
+
+
+def _id_args(raw):
+    """(arguments, memory_id, None), or (None, None, error envelope)."""
+    a = _args(raw)
+    if a is None:
+        return None, None, _err("invalid_json")
+    mid = a.get("memory_id")
+    if not isinstance(mid, str) or not mid:
+        return None, None, _err("memory_id is required")
+    return a, mid, None
 
 
 def _text(v):
@@ -178,12 +185,9 @@ class MemoryTools:
         return True, _ok("memory_list", False, items=out, extra=extra)
 
     async def memory_update(self, raw, request=None):
-        a = _args(raw)
-        if a is None:
-            return False, _err("invalid_json")
-        mid = a.get("memory_id")
-        if not isinstance(mid, str) or not mid:
-            return False, _err("memory_id is required")
+        a, mid, error = _id_args(raw)
+        if error:
+            return False, error
         try:
             it, changed = self.store.update(mid, _text(a.get("content")) or None, _text(a.get("tags")) or None,
                                             _text(a.get("keywords")) or None, _text(a.get("source")) or None)
@@ -195,12 +199,9 @@ class MemoryTools:
         return True, _ok("memory_update", changed, it["id"], labels[0] if labels else None)
 
     async def memory_forget(self, raw, request=None):
-        a = _args(raw)
-        if a is None:
-            return False, _err("invalid_json")
-        mid = a.get("memory_id")
-        if not isinstance(mid, str) or not mid:
-            return False, _err("memory_id is required")
+        a, mid, error = _id_args(raw)
+        if error:
+            return False, error
         try:
             it, changed = self.store.forget(mid)
         except Exception as e:  # noqa: BLE001

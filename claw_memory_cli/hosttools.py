@@ -19,6 +19,8 @@ def find(name, env=None):
 
 
 def micropython():
+    """The unix-port binary: $MICROPYTHON, else the one beside this Python, else PATH; None
+    when there is none."""
     return find("micropython", "MICROPYTHON")
 
 

@@ -9,12 +9,12 @@ output. Everything else in tests_host/ is ordinary CPython pytest.
 
 import ast
 import os
-import shutil
 import signal
 import subprocess
-import sys
 
 import pytest
+
+from claw_memory_cli import hosttools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MP_DIR = os.path.join(ROOT, "tests_host", "mp")
@@ -26,13 +26,7 @@ DEFAULT_TIMEOUT = 120.0
 
 def micropython_bin():
     """The unix-port binary: $MICROPYTHON, else the one installed beside this Python."""
-    env = os.environ.get("MICROPYTHON")
-    if env:
-        return env
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    if os.path.exists(here):
-        return here
-    found = shutil.which("micropython")
+    found = hosttools.micropython()
     if found:
         return found
     raise pytest.UsageError(

@@ -96,13 +96,14 @@ import fcntl
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
 import sys
 import termios
 import threading
 import time
+
+from claw_memory_cli import hosttools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPLIB = os.path.join(ROOT, "tools", "mplib")
@@ -182,17 +183,11 @@ _RUNNING = 3  # at the REPL; everything passes through
 
 def find_micropython():
     """The unix-port binary: $MICROPYTHON, else the one beside this Python, else PATH."""
-    env = os.environ.get("MICROPYTHON")
-    if env:
-        return env
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    if os.path.exists(here):
-        return here
-    found = shutil.which("micropython")
-    if found:
-        return found
-    raise FileNotFoundError(
-        "no MicroPython unix port found (set MICROPYTHON=/path/to/micropython)")
+    found = hosttools.micropython()
+    if not found:
+        raise FileNotFoundError(
+            "no MicroPython unix port found (set MICROPYTHON=/path/to/micropython)")
+    return found
 
 
 def _raw_attrs(fd):

@@ -423,7 +423,7 @@ def case_replay():
     _copy(s.path(SID) + ".idx", esp.idx)
     with open(NaiveSessions("/flash/sessions").path, "w") as f:
         f.write(dumps(esp.messages()))
-    b = Bench(dev, (sessmod, sys.modules["bench_mp"]))
+    b = Bench(dev, (sessmod, text, sys.modules["bench_mp"]))
     res = {"history_bytes": size, "turns": n}
     res["ours"] = b.run(lambda: lambda: Sessions("/flash/sessions").messages(SID))
     res["espclaw"] = b.run(lambda: EspSessions("/flash/sessions").messages)
@@ -463,7 +463,7 @@ def case_store_ops():
         if name == "naive":
             NaiveStore("/flash/memory", Clock())._save(ours.list())
         cls = {"ours": None, "espclaw": EspStore, "naive": NaiveStore}[name]
-        b = Bench(dev, (storemod, sys.modules["bench_mp"]))
+        b = Bench(dev, (storemod, text, sys.modules["bench_mp"]))
 
         def mk():
             return Store("/flash/memory", clock=Clock()) if cls is None else cls("/flash/memory", Clock())
@@ -501,7 +501,7 @@ def case_session_compaction():
     esp = EspSessions("/flash/sessions", limit=1 << 30)
     _copy(log, esp.log)
     _copy(log + ".idx", esp.idx)
-    b = Bench(dev, (sessmod, sys.modules["bench_mp"]))
+    b = Bench(dev, (sessmod, text, sys.modules["bench_mp"]))
     res = {"before": fsutil.size(log)}
 
     def ours():
@@ -533,7 +533,7 @@ def case_open_root():
     mem = None
     gc.collect()
     reads = dev.reads
-    with Meter(sessmod, storemod) as m:
+    with Meter(sessmod, storemod, text) as m:
         t = us()
         mem = claw_memory.open("/flash", extract=False)
         ours = since(t)

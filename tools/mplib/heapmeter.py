@@ -2,9 +2,10 @@
 # MIT license
 #
 # MicroPython has no allocation hook, so the meter samples: it wraps `json` and `open` in the
-# modules it watches and, at each call (before and after), runs gc.collect() and reads
-# gc.mem_alloc(). Those calls are where the library reads and parses, so the samples catch
-# the live heap at its working points. `peak - base` is the heap held above idle.
+# modules it watches (watch claw_memory.text too: its json_value() does the library's parsing)
+# and, at each call (before and after), runs gc.collect() and reads gc.mem_alloc(). Those calls
+# are where the library reads and parses, so the samples catch the live heap at its working
+# points. `peak - base` is the heap held above idle.
 
 import gc
 
