@@ -17,7 +17,9 @@ import pytest
 from claw_memory_cli import hosttools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MP_DIR = os.path.join(ROOT, "tests_host", "mp")
+# CLAW_MP_TESTS points the collector at another folder of MicroPython tests (the harness's
+# own tests use it).
+MP_DIR = os.environ.get("CLAW_MP_TESTS") or os.path.join(ROOT, "tests_host", "mp")
 MPLIB = os.path.join(ROOT, "tools", "mplib")
 RUNNER = os.path.join(MPLIB, "mptest.py")
 DEFAULT_HEAP = "2M"
