@@ -11,31 +11,35 @@ import os
 from ._compat import const
 
 _ENOENT = const(2)
+_ENOTDIR = const(20)
 _ENOSPC = const(28)
 _TMP = ".tmp"
 
 
-def exists(path):
+def _stat(path):
+    # None when the path does not exist; any other error (EIO from a failing flash) is not
+    # "missing" and propagates, so that nothing is created over files that could not be read.
     try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
+        return os.stat(path)
+    except OSError as e:
+        if e.args[0] in (_ENOENT, _ENOTDIR):
+            return None
+        raise
+
+
+def exists(path):
+    return _stat(path) is not None
 
 
 def size(path):
     """File size in bytes, -1 when the file does not exist."""
-    try:
-        return os.stat(path)[6]
-    except OSError:
-        return -1
+    st = _stat(path)
+    return -1 if st is None else st[6]
 
 
 def is_dir(path):
-    try:
-        return os.stat(path)[0] & 0x4000 != 0
-    except OSError:
-        return False
+    st = _stat(path)
+    return st is not None and st[0] & 0x4000 != 0
 
 
 def remove(path):

@@ -83,7 +83,10 @@ class MemoryHooks:
                     self.extraction.stats["discarded"] += 1
                     self._note("extraction result of request %s discarded: manual write" % request.id)
                 else:
-                    text.lines_merge(labels, self.extraction.apply(job))
+                    try:
+                        text.lines_merge(labels, self.extraction.apply(job))
+                    except Exception as e:  # noqa: BLE001 -- the answer stands; only labels go
+                        self._note("extraction result not applied: %s" % exc_text(e))
         return text.stage_note(labels)
 
     def hooks(self, full=True):

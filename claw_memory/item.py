@@ -29,11 +29,17 @@ def _str(v, limit):
     return text.cut_bytes(v, limit) if isinstance(v, str) else ""
 
 
+_INF = float("inf")
+
+
 def _int(v, hi=0xFFFFFFFF):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    # JSON numbers can be 1e400 (infinity) or NaN, which int() refuses: those read as 0 (not
+    # known), other numbers are clamped to 0..hi.
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (_INF, -_INF):
         return 0
-    v = int(v)
-    return 0 if v < 0 else hi if v > hi else v
+    if v <= 0:
+        return 0
+    return hi if v >= hi else int(v)
 
 
 def from_obj(obj):
@@ -106,9 +112,17 @@ def id_key(memory_id):
     if 9 < n < 22 and memory_id.startswith("mem-") and memory_id[-5] == "-":
         ts = memory_id[4:-5]
         seq = memory_id[-4:]
-        if ts.isdigit() and seq.isdigit() and (ts[0] != "0" or len(ts) == 1):
+        if _digits(ts) and _digits(seq) and (ts[0] != "0" or len(ts) == 1):
             return int(ts) * 10000 + int(seq)
     return memory_id
+
+
+def _digits(s):
+    # ASCII digits only (CPython's str.isdigit also accepts other scripts' digits).
+    for ch in s:
+        if not "0" <= ch <= "9":
+            return False
+    return True
 
 
 def _as_list(v):

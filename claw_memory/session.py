@@ -36,6 +36,7 @@ _PAGE_RECORD_MAX = const(65536)
 _PAGE_TEXT_MAX = const(32768)
 _LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
 _PEND = ".pending"
+_CLOSER = b"\x00\n"  # ends a torn tail before the next append
 
 SIZE_LIMIT = const(153600)
 
@@ -119,6 +120,12 @@ def _whole_index(path):
         return False
     with open(path, "rb") as f:
         return f.read(_HDR) == _HEADER
+
+
+def _whole_pending(path):
+    with open(path, "rb") as f:
+        head = f.readline(24)
+    return head.startswith(b"P ") and head.endswith(b"\n") and head[2:-1].isdigit()
 
 
 def visible_text(value):
@@ -311,7 +318,7 @@ class Sessions:
             if not isinstance(rec, (list, tuple)) or len(rec) != 3:
                 raise ValueError("record %d: expected (type, message_json, text)" % n)
             kind, message, txt = rec
-            if kind not in (USER, FINAL, TOOL_CALL, TOOL_RESULTS):
+            if not isinstance(kind, int) or isinstance(kind, bool) or kind not in (USER, FINAL, TOOL_CALL, TOOL_RESULTS):
                 raise ValueError("record %d: type must be 1..4" % n)
             if message:
                 line = self._raw_record(n, kind, message)
@@ -343,6 +350,8 @@ class Sessions:
                 raise ValueError("record %d: tool results must be a JSON array of objects" % n)
         elif not isinstance(obj, dict):
             raise ValueError("record %d: message must be a JSON object" % n)
+        elif not classify(obj)[0]:
+            raise ValueError("record %d: message needs role user, assistant or tool" % n)
         return raw
 
     # -- open and repair ------------------------------------------------------------------
@@ -430,6 +439,9 @@ class Sessions:
                     while line and line[-1] != 10:  # over-long line: skip it whole
                         line = f.readline(limit)
                         n += len(line)
+                    if pos + n >= plan.log_size and (not line or line[-1] != 10):
+                        plan.torn = n  # it runs to the end of the log: a torn tail
+                        break
                     plan.dropped += 1
                     pos += n
                     continue
@@ -525,8 +537,11 @@ class Sessions:
         with open(log, "rb") as lf, open(pend, "rb") as pf:
             pos = l0
             lf.seek(pos)
-            if lf.read(1) == b"\n":
-                pos += 1  # the newline that closed a torn tail before the append
+            head = lf.read(len(_CLOSER))
+            if head == _CLOSER:
+                pos += len(_CLOSER)  # what closed a torn tail before the append
+            elif head[:1] == b"\n":
+                pos += 1
             for k, fmt, off, ln in recs:
                 body = ln - 3  # the JSON without the 2-digit prefix and the newline
                 if pos + body > log_size:
@@ -535,12 +550,9 @@ class Sessions:
                 lf.seek(pos)
                 if lf.read(body) != pf.read(body):
                     break
-                pos += body
-                nxt = lf.read(1)
-                if nxt == b"\n":
-                    pos += 1
-                elif nxt:
-                    break
+                if lf.read(1) != b"\n":
+                    break  # without its newline the record is a torn tail, not logged
+                pos += body + 1
                 done += 1
         return done
 
@@ -567,16 +579,22 @@ class Sessions:
 
     def _settle(self, log):
         # Leftovers of a compaction (journal) or of an index rewrite: a lone `.idx.tmp` whose
-        # index is gone is adopted when whole; a lone `.log.tmp` never is.
+        # index is gone is adopted when whole; a lone `.log.tmp` never is. A pending file
+        # rewritten by _settle_pending and cut inside FAT's remove-then-rename is adopted
+        # when its header is whole.
         fsutil.recover([log, log + ".idx"], journal=log + ".commit", valid=_whole_index)
+        fsutil.recover([log + _PEND], valid=_whole_pending)
 
     def _remember(self, log, st):
         if log not in self._cache:
             self._order.append(log)
-            if len(self._order) > _CACHE_MAX:
-                old = self._order.pop(0)
-                self._flush_index(old, self._cache.pop(old))
         self._cache[log] = st
+        if len(self._order) > _CACHE_MAX:
+            old = self._order.pop(0)
+            try:
+                self._flush_index(old, self._cache.pop(old))
+            except OSError as e:  # harmless: its unindexed records are re-indexed on open
+                self._note("index of %s not flushed: %r" % (old, e))
 
     def _forget(self, log):
         self._cache.pop(log, None)
@@ -666,8 +684,10 @@ class Sessions:
 
         def write(f, pos):
             if st.torn:
-                fsutil.write_all(f, b"\n")
-                pos += 1
+                # A NUL can never be part of valid JSON: the torn fragment stays a line that
+                # does not parse, even when only its newline was missing.
+                fsutil.write_all(f, _CLOSER)
+                pos += len(_CLOSER)
             for kind, kfmt, body in self._pending(log, st):
                 fsutil.write_all(f, body + b"\n")
                 ents.extend(struct.pack("<IIBB", pos, len(body) + 1, kind, kfmt))
@@ -777,9 +797,9 @@ class Sessions:
             for ordinal, kind, off, ln in reversed(picked):
                 if off < 0:
                     obj = text.json_value(ln)
+                elif ln > _PAGE_RECORD_MAX + 1:
+                    obj = {"content": "[message too large to show]"}  # not the whole page
                 else:
-                    if ln > _PAGE_RECORD_MAX:
-                        raise ValueError("record %d is larger than %d bytes" % (ordinal + 1, _PAGE_RECORD_MAX))
                     obj = self._read(lf, off, ln)
                 txt = visible_text(obj.get("content")) if isinstance(obj, dict) else ""
                 n = len(txt.encode())
@@ -794,8 +814,8 @@ class Sessions:
                 "messages": msgs}
 
     def records(self, session_id=None, file=None):
-        """(type, backend, JSON bytes) of every record, logged then pending, in order
-        (damaged records are skipped). For export and inspection."""
+        """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
+        records (not a chat record, over the size bound) are skipped. For export and inspection."""
         log = self._target(session_id, file)
         st = self._open(log)
         if st.log_size > 0:
@@ -804,10 +824,11 @@ class Sessions:
                     if 0 < ln <= self.max_record_bytes + 1:
                         lf.seek(off)
                         raw = lf.read(ln)
-                        if len(raw) == ln and raw[-1] == 10:
+                        if len(raw) == ln and raw[-1] == 10 and classify(text.json_value(raw))[0]:
                             yield kind, fmt, raw[:-1]
-        for rec in self._pending(log, st):
-            yield rec
+        for kind, fmt, body in self._pending(log, st):
+            if classify(text.json_value(body))[0]:
+                yield kind, fmt, body
 
     def blocked(self, session_id):
         return fsutil.exists(self.path(session_id) + ".blocked")
@@ -880,7 +901,8 @@ class Sessions:
         data = bytearray()
         ents = bytearray(_HEADER)
         for n, (kind, fmt, message) in enumerate(records):
-            if kind not in (USER, FINAL, TOOL_CALL, TOOL_RESULTS) or fmt not in (0, 1, 2, 3):
+            if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
+                    or fmt not in (0, 1, 2, 3)):
                 raise ValueError("record %d: bad type or backend" % n)
             raw = self._raw_record(n, kind, message)
             ents += struct.pack("<IIBB", len(data), len(raw) + 1, kind, fmt)

@@ -464,19 +464,28 @@ class Store:
                     lead = b"\n"  # a torn last line stays a line of its own
         data = lead + b"".join(itm.to_json(it).encode() + b"\n" for it in items)
         off = fsutil.append(self.records, data) + len(lead)
-        for it in items:
-            latest[itm.id_key(it["id"])] = off
-            off += len(itm.to_json(it).encode()) + 1
-        fsutil.replace(self.md, self._md_writer(idx, latest))
-        idx.records_size = fsutil.size(self.records)
-        self._write_index(idx, kw_writer)
-        self._digest(digest_rows)
-        self._changes += 1
-        if self._changes >= CHANGE_THRESHOLD or (
-            idx.records_size >= SIZE_THRESHOLD
-            and idx.records_size - self._compacted_size >= _SIZE_GROWTH
-        ):
-            self.compact()
+        # From here the change is durable: what follows only derives from the records, and a
+        # failure in it is repaired by a compaction on the next operation, not reported.
+        try:
+            for it in items:
+                latest[itm.id_key(it["id"])] = off
+                off += len(itm.to_json(it).encode()) + 1
+            fsutil.replace(self.md, self._md_writer(idx, latest))
+            idx.records_size = fsutil.size(self.records)
+            try:
+                self._write_index(idx, kw_writer)
+            except ValueError:  # the old keyword index is damaged: rebuild it instead
+                self._write_index(idx, self._kw_rebuild(self.records))
+            self._digest(digest_rows)
+            self._changes += 1
+            if self._changes >= CHANGE_THRESHOLD or (
+                idx.records_size >= SIZE_THRESHOLD
+                and idx.records_size - self._compacted_size >= _SIZE_GROWTH
+            ):
+                self.compact()
+        except Exception as e:  # noqa: BLE001
+            self._note("memory saved, index or MEMORY.md not updated (repaired next time): %r" % (e,))
+            self._ready = False
 
     def _new_id(self, now, latest):
         # The sequence starts from the clock, as ESP-Claw's; a board without a set clock
@@ -491,11 +500,15 @@ class Store:
     def _duplicate(self, latest, cand, ignore=None):
         ckey = itm.key(cand["content"], self._clock())
         cnorm = itm.norm(cand["content"])
-        for off, it in self._items(latest):
-            if it["id"] == ignore:
-                continue
-            if itm.key(it["content"], self._clock()) == ckey or itm.semantic_match(itm.norm(it["content"]), cnorm):
-                return it
+        items = self._items(latest)
+        try:
+            for off, it in items:
+                if it["id"] == ignore:
+                    continue
+                if itm.key(it["content"], self._clock()) == ckey or itm.semantic_match(itm.norm(it["content"]), cnorm):
+                    return it
+        finally:
+            items.close()  # MicroPython does not close an abandoned generator's file
         return None
 
     def _candidate(self, content, tags, keywords, source):

@@ -80,6 +80,8 @@ def export(root, out_path, progress=True):
                         key = m["chat_key"]
                     except (ValueError, KeyError, TypeError):
                         continue
+                    if not isinstance(key, str) or not key:
+                        continue
                     state = mem.chats._load(key)  # validated and repaired by the package
                     if state:
                         lines.append({"type": "chat_map", "chat_key": key, "current_alias": state[0],
@@ -147,8 +149,11 @@ def read(path):
     for n, obj in enumerate(objs[1:-1], 2):
         kind = obj["type"]
         if kind == "profile":
-            if obj.get("name") not in NAMES or not isinstance(obj.get("content"), str):
+            name = obj.get("name")
+            if not isinstance(name, str) or name not in NAMES or not isinstance(obj.get("content"), str):
                 _bad(n, "profile needs a name (user, soul, identity) and a content")
+            if len(obj["content"].encode("utf-8", "replace")) > 8192:
+                _bad(n, "profile %s is larger than 8192 bytes" % name)
             parts["profile"][obj["name"]] = obj["content"]
         elif kind == "memory_md":
             if not isinstance(obj.get("content"), str):
@@ -175,11 +180,13 @@ def read(path):
             parts["sessions"][fname] = {"blocked": obj.get("blocked") is True, "records": [],
                                         "count": obj.get("records")}
         elif kind == "record":
-            s = parts["sessions"].get(obj.get("file"))
+            fname = obj.get("file")
+            s = parts["sessions"].get(fname) if isinstance(fname, str) else None
             if s is None:
                 _bad(n, "record before its session line")
             k, b, msg = obj.get("kind"), obj.get("backend"), obj.get("message")
-            if k not in (1, 2, 3, 4) or b not in (0, 1, 2, 3) or not isinstance(msg, str):
+            if (type(k) is not int or type(b) is not int or k not in (1, 2, 3, 4) or b not in (0, 1, 2, 3)
+                    or not isinstance(msg, str)):
                 _bad(n, "record needs kind 1..4, backend 0..3 and a message")
             try:
                 val = json.loads(msg)

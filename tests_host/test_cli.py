@@ -140,6 +140,9 @@ def test_export_import_round_trip(tmp_path, capsys):
     (lambda t: t.replace('"type":"item"', '"type":"weird"', 1), "unknown line type"),
     (lambda t: "\n".join(l for l in t.splitlines() if '"type":"record"' not in l or "green" not in l) + "\n", "line count"),
     (lambda t: t[: len(t) // 2], "not JSON"),
+    (lambda t: t.replace('"kind":1,', '"kind":1.0,', 1), "kind 1..4"),
+    (lambda t: t.replace('"type":"record","file":"', '"type":"record","file":["', 1).replace('.log","kind"', '.log"],"kind"', 1),
+     "record before its session line"),
 ])
 def test_import_refuses_garbage_and_writes_nothing(tmp_path, capsys, damage, message):
     root = tmp_path / "root"
@@ -194,3 +197,19 @@ def test_offline_demo_end_to_end(tmp_path):
     inspected = out.split("== claw-memory inspect", 1)[1]
     assert "User lives in Lisbon" not in inspected.split("== items ==", 1)[1], "forgotten everywhere"
     assert "User is allergic to peanuts" in inspected
+
+
+def test_id_key_takes_ascii_digits_only():
+    from claw_memory import item
+
+    assert item.id_key("mem-1234-0001") == 12340001
+    assert item.id_key("mem-\u00b2-0001") == "mem-\u00b2-0001"
+    assert item.id_key("mem-\u0661\u0662\u0663\u0664-0001") != item.id_key("mem-1234-0001")
+
+
+def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
+    assert rc == 0 and "1 chat maps" in out

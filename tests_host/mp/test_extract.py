@@ -170,3 +170,18 @@ async def test_a_fact_forgotten_meanwhile_is_not_stored_again():
     note = await mem.hooks().stage_note(r)
     eq((note, mem.store.list()), (None, []), "not resurrected")
     dev.unmount()
+
+
+async def test_a_storage_error_while_applying_keeps_the_answer():
+    x = ScriptedLLM([_answer("none", ("User likes figs", ["fruit"], []))])
+    dev, mem = _open(x)
+
+    def broken(*a, **k):
+        raise OSError(5, "flash error")
+
+    mem.store.store = broken
+    llm = ScriptedLLM([say("Figs are great.")])
+    out = await Agent(llm, mem.providers(), mem.hooks(), mem.tools()).run(Request("I like figs", SID, "web", "local"))
+    eq(out, "Figs are great.", "the answer is not replaced by an apology")
+    eq(mem.sessions.messages(SID)[-1]["content"], "Figs are great.", "and it is persisted")
+    dev.unmount()

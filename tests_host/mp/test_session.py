@@ -558,3 +558,64 @@ def test_index_lag_is_recovered_after_a_reboot():
     eq(len(s2.messages(sid)), 12, "lagging records re-indexed from the log")
     eq(len(_esp_validate(log)), 12, "and written to the index")
     dev.unmount()
+
+
+def test_review_regressions():
+    dev, s = _fresh()
+    # A raw record that is not a chat record is refused; so is a float type.
+    raises(ValueError, s.persist, "r", [(2, '{"content":"no role"}', None)], True)
+    raises(ValueError, s.persist, "r", [(2.0, None, "x")], True)
+    raises(ValueError, s.persist, "r", [(True, None, "x")], True)
+    # A torn record that lacks only its newline is not taken as logged.
+    s.persist("t", [(1, None, "u0")])
+    s.persist("t", [(2, None, "f0")], turn_completed=True)
+    s.persist("t", [(1, None, "u1")])
+    s.persist("t", [(3, '{"role":"assistant","tool_calls":[{"id":"k1"}]}', None),
+                    (4, '[{"role":"tool","tool_call_id":"k1","content":"r"}]', None)])
+    s.close()
+    log = s.path("t")
+    pend = _read(log + ".pending")
+    first = pend.split(b"\n")[1][2:]
+    with open(log, "ab") as f:
+        f.write(first)  # the completing append was cut right before this record's newline
+    s2 = Sessions(D)
+    eq(s2.stat("t")["pending"], 3, "the unterminated record stays pending")
+    s2.persist("t", [(2, None, "f1")], turn_completed=True)
+    want = ["u0", "f0", "u1", None, "r", "f1"]
+    eq([m.get("content") for m in s2.messages("t")], want, "each record once")
+    s2.close()
+    eq([m.get("content") for m in Sessions(D).messages("t")], want, "also after a cold open")
+    # An over-long unterminated last line is a torn tail, not a dropped line.
+    with open(log, "ab") as f:
+        f.write(b'{"role":"user","content":"' + b"z" * 70000)
+    s3 = Sessions(D)
+    s3.persist("t", [(1, None, "after the long tear")], turn_completed=True)
+    eq(Sessions(D).messages("t")[-1]["content"], "after the long tear", "survives a cold open")
+    # A pending file rewritten and cut inside FAT's remove-then-rename is adopted.
+    s3.persist("t", [(1, None, "mid-turn")])
+    os.rename(log + ".pending", log + ".pending.tmp")
+    eq(Sessions(D).messages("t")[-1]["content"], "mid-turn", "pending .tmp adopted")
+    # records() (export) skips damaged records; page() shows a placeholder for a huge one.
+    s4 = Sessions(D)
+    s4.persist("big", [(2, '{"role":"assistant","content":"' + "y" * 65500 + '"}', None)], turn_completed=True)
+    eq(s4.page("big")["messages"][0]["role"], "assistant", "a 64 KiB record does not break the page")
+    with open(s4.path("big"), "r+b") as f:
+        f.seek(5)
+        f.write(b"\xff\xfe")
+    eq(list(Sessions(D).records("big")), [], "damaged record not exported")
+    dev.unmount()
+
+
+def test_a_failed_index_flush_of_another_session_does_not_break_this_one():
+    dev, s = _fresh()
+    for n in range(4):
+        s.persist("s%d" % n, [(1, None, "x")], turn_completed=True)
+        s.persist("s%d" % n, [(1, None, "y")], turn_completed=True)  # index lags one turn
+    os.remove(s.path("s0") + ".idx")
+    os.mkdir(s.path("s0") + ".idx")  # s0's index flush will fail at its eviction
+    s.persist("s4", [(1, None, "z")], turn_completed=True)
+    eq(len(s.messages("s4")), 1, "the new session works")
+    s.close()  # no KeyError
+    os.rmdir(s.path("s0") + ".idx")
+    eq(len(Sessions(D).messages("s0")), 2, "s0 re-indexed from its log")
+    dev.unmount()

@@ -480,3 +480,46 @@ def test_works_on_fat_too():
     _check_consistent(s)
     eq(len(s.recall(["fat"], limit=20)), 7, "all there")
     dev.unmount()
+
+
+def test_numbers_out_of_range_in_records():
+    dev, s, clock = _fresh()
+    s.store("A normal fact", "n")
+    with open(M + "/memory_records.jsonl", "ab") as f:
+        f.write(b'{"id":"mem-1-0001","content":"huge times","created_at":1e400,"updated_at":-5,"access_count":1e999}\n')
+        f.write(b'{"id":"mem-2-0002","content":"big count","access_count":99999999}\n')
+    s2 = Store(M, clock=clock)
+    items = {i["content"]: i for i in s2.list()}
+    eq((items["huge times"]["created_at"], items["huge times"]["updated_at"], items["huge times"]["access_count"]),
+       (0, 0, 0), "infinity and negatives read as 0")
+    eq(items["big count"]["access_count"], 65535, "counts saturate")
+    s2.store("Another fact", "n")
+    _check_consistent(s2)
+    dev.unmount()
+
+
+def test_a_saved_change_is_not_reported_as_failed():
+    dev, s, clock = _fresh()
+    s.store("First fact about bread", "bread")
+    # The keyword index is damaged after the part open() reads; the stamp still matches.
+    idx = _read("memory_index.json")
+    at = idx.index(b'"keyword_index":') + len(b'"keyword_index":')
+    _write("memory_index.json", idx[:at] + b'{"bread":["mem-1-0001"')
+    s2 = Store(M, clock=clock)
+    it, changed = s2.store("Second fact about butter", "butter")
+    ok(changed, "reported as stored")
+    _check_consistent(s2)
+    # A failure after the record is written: saved, not reported, repaired on the next call.
+    real = s2._md_writer
+
+    def broken(*a):
+        raise OSError(28, "no space")
+
+    s2._md_writer = broken
+    it, changed = s2.store("Third fact about jam", "jam")
+    ok(changed, "the item is on flash: success")
+    s2._md_writer = real
+    eq(len(s2.list()), 3, "all three there")
+    _check_consistent(s2)
+    ok(b"Third fact about jam" in _read("MEMORY.md"), "MEMORY.md caught up")
+    dev.unmount()
