@@ -540,20 +540,16 @@ class Store:
             return self._decorate(hit), False
         if memory_id is not None and self._get(latest, memory_id) is not None:
             raise ValueError("memory %s already exists: use update" % memory_id)
-        now = self._clock()
-        cand["id"] = memory_id or self._new_id(now, latest)
-        cand["created_at"] = cand["updated_at"] = now
+        cand["id"] = memory_id or ""
         idx = self._index()
-        cand["summary_ids"] = [idx.ensure(lab) for lab in itm.labels(cand["tags"])]
-        idx.add_refs(cand["summary_ids"], 1)
+        self._place(cand, idx, self._clock(), latest)
         out = self._decorate(cand, idx)
         self._commit([cand], idx, latest, self._kw_edit(None, cand["id"], itm.keyword_terms(cand)),
                      [("store", cand["id"], None)])
         return out, True
 
-    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
-        """Replace an item: the new version gets a new id and the old one is tombstoned.
-        Returns (item, changed); unchanged fields stay as they were."""
+    def _active(self, memory_id):
+        """(id map, item) of an active item; ValueError without an id, NotFound without it."""
         self.open()
         if not isinstance(memory_id, str) or not memory_id:
             raise ValueError("memory_id is required")
@@ -561,6 +557,19 @@ class Store:
         old = self._get(latest, memory_id)
         if old is None:
             raise NotFound("no active memory %s" % memory_id)
+        return latest, old
+
+    def _place(self, it, idx, now, latest):
+        # A new item: fresh id and times, its labels referenced in the catalog.
+        it["id"] = it["id"] or self._new_id(now, latest)
+        it["created_at"] = it["updated_at"] = now
+        it["summary_ids"] = [idx.ensure(lab) for lab in itm.labels(it["tags"])]
+        idx.add_refs(it["summary_ids"], 1)
+
+    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
+        """Replace an item: the new version gets a new id and the old one is tombstoned.
+        Returns (item, changed); unchanged fields stay as they were."""
+        latest, old = self._active(memory_id)
         rep = self._candidate(
             content or old["content"],
             old["tags"] if tags in (None, "") else tags,
@@ -576,10 +585,7 @@ class Store:
         rows = []
         terms = ()
         if hit is None:
-            rep["id"] = self._new_id(now, latest)
-            rep["created_at"] = rep["updated_at"] = now
-            rep["summary_ids"] = [idx.ensure(lab) for lab in itm.labels(rep["tags"])]
-            idx.add_refs(rep["summary_ids"], 1)
+            self._place(rep, idx, now, latest)
             lines.append(rep)
             rows.append(("update_store", rep["id"], memory_id))
             terms = itm.keyword_terms(rep)
@@ -595,13 +601,7 @@ class Store:
 
     def forget(self, memory_id):
         """Tombstone an item; returns (the item as it was, True)."""
-        self.open()
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValueError("memory_id is required")
-        latest = self._scan()
-        old = self._get(latest, memory_id)
-        if old is None:
-            raise NotFound("no active memory %s" % memory_id)
+        latest, old = self._active(memory_id)
         idx = self._index()
         out = self._decorate(old, idx)
         tomb = _tombstone(old, idx, self._clock())

@@ -118,10 +118,14 @@ class MemoryTools:
             self._log("tool %s failed: %s" % (op, exc_text(e)))
         return _failed(op, e)
 
-    def _wrote(self, request, labels):
-        if self.hooks is not None and request is not None:
+    def _done(self, action, it, changed, request):
+        """The success envelope of a write; a change marks the request as written by hand and
+        adds the item's labels to its stage note."""
+        labels = it["summary_labels"]
+        if changed and self.hooks is not None and request is not None:
             self.hooks.mark_manual(request.id)
             self.hooks.note_labels(request.session_id, labels)
+        return True, _ok(action, changed, it["id"], labels[0] if labels else None)
 
     # -- memory ---------------------------------------------------------------------------
 
@@ -141,10 +145,7 @@ class MemoryTools:
             if isinstance(e, ValueError) and str(e) == "content is required":
                 return False, _err("content is required")
             return self._fail("memory_store", e)
-        labels = it["summary_labels"]
-        if changed:
-            self._wrote(request, labels)
-        return True, _ok("memory_store", changed, it["id"], labels[0] if labels else None)
+        return self._done("memory_store", it, changed, request)
 
     async def memory_recall(self, raw, request=None):
         a = _args(raw)
@@ -193,10 +194,7 @@ class MemoryTools:
                                             _text(a.get("keywords")) or None, _text(a.get("source")) or None)
         except Exception as e:  # noqa: BLE001
             return self._fail("memory_update", e)
-        labels = it["summary_labels"]
-        if changed:
-            self._wrote(request, labels)
-        return True, _ok("memory_update", changed, it["id"], labels[0] if labels else None)
+        return self._done("memory_update", it, changed, request)
 
     async def memory_forget(self, raw, request=None):
         a, mid, error = _id_args(raw)
@@ -208,9 +206,7 @@ class MemoryTools:
             return self._fail("memory_forget", e)
         if self.extraction is not None:
             self.extraction.forgotten(it)
-        labels = it["summary_labels"]
-        self._wrote(request, labels)
-        return True, _ok("memory_forget", changed, it["id"], labels[0] if labels else None)
+        return self._done("memory_forget", it, changed, request)
 
     # -- profile --------------------------------------------------------------------------
 
