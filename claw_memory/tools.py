@@ -69,15 +69,25 @@ def _args(raw):
     return obj if isinstance(obj, dict) else None
 
 
-def _id_args(raw):
-    """(arguments, memory_id, None), or (None, None, error envelope)."""
+def _required(raw, key, check, error):
+    """(arguments, arguments[key], None) when `check` accepts the value, else (None, None,
+    error envelope)."""
     a = _args(raw)
     if a is None:
         return None, None, _err("invalid_json")
-    mid = a.get("memory_id")
-    if not isinstance(mid, str) or not mid:
-        return None, None, _err("memory_id is required")
-    return a, mid, None
+    value = a.get(key)
+    if not check(value):
+        return None, None, _err(error)
+    return a, value, None
+
+
+def _id_args(raw):
+    return _required(raw, "memory_id", lambda v: isinstance(v, str) and v, "memory_id is required")
+
+
+def _name_args(raw):
+    return _required(raw, "name", lambda v: isinstance(v, str) and v in NAMES,
+                     "name must be one of user, soul, identity")
 
 
 def _text(v):
@@ -211,12 +221,9 @@ class MemoryTools:
     # -- profile --------------------------------------------------------------------------
 
     async def profile_read(self, raw, request=None):
-        a = _args(raw)
-        if a is None:
-            return False, _err("invalid_json")
-        name = a.get("name")
-        if name not in NAMES:
-            return False, _err("name must be one of user, soul, identity")
+        a, name, error = _name_args(raw)
+        if error:
+            return False, error
         try:
             body = self.profile.read(name)
         except Exception as e:  # noqa: BLE001
@@ -225,12 +232,9 @@ class MemoryTools:
             dumps(name), dumps(self.profile.path(name)), dumps(body))
 
     async def profile_update(self, raw, request=None):
-        a = _args(raw)
-        if a is None:
-            return False, _err("invalid_json")
-        name = a.get("name")
-        if name not in NAMES:
-            return False, _err("name must be one of user, soul, identity")
+        a, name, error = _name_args(raw)
+        if error:
+            return False, error
         content = a.get("content")
         if not isinstance(content, str) or not content.strip():
             return False, _err("content is required")

@@ -84,6 +84,15 @@ class Clock:
 # -- baselines -----------------------------------------------------------------------------------
 
 
+def _load_list(path):
+    """A JSON array file of the naive baselines, [] when there is none yet."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError:
+        return []
+
+
 class NaiveSessions:
     """The whole history as one JSON array, rewritten on every persist."""
 
@@ -91,11 +100,7 @@ class NaiveSessions:
         self.path = d + "/naive_session.json"
 
     def _load(self):
-        try:
-            with open(self.path) as f:
-                return json.load(f)
-        except OSError:
-            return []
+        return _load_list(self.path)
 
     def persist(self, records, done=False):
         msgs = self._load()
@@ -186,11 +191,7 @@ class NaiveStore:
         self.clock = clock
 
     def _load(self):
-        try:
-            with open(self.path) as f:
-                return json.load(f)
-        except OSError:
-            return []
+        return _load_list(self.path)
 
     def _save(self, items):
         with open(self.path, "w") as f:
