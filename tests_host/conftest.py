@@ -40,6 +40,7 @@ def micropython_bin():
 def micropython_env():
     env = dict(os.environ)
     env["MICROPYPATH"] = os.pathsep.join([ROOT, MPLIB, MP_DIR, ".frozen"])
+    env["TZ"] = "UTC"  # MEMORY.md shows local times: keep them the same on every machine
     return env
 
 
