@@ -39,6 +39,16 @@ class NotFound(ValueError):
     """No active memory item has that id."""
 
 
+class MissingContent(ValueError):
+    """A memory item's content is empty (after cleaning and trimming)."""
+
+
+def note(log, msg):
+    """Send a diagnostic to the `log` callable, when there is one (the library never prints)."""
+    if log:
+        log(msg)
+
+
 class Request:
     """One user request going through the agent loop."""
 

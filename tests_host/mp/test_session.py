@@ -209,77 +209,108 @@ def test_each_persist_is_one_append():
     dev.unmount()
 
 
-def test_repairs_instead_of_wiping():
-    dev, s = _fresh()
-    sid = "rep"
-    for n in range(3):
-        _turn(s, sid, n)
-    s.close()
-    log = s.path(sid)
-    good = _read(log)
-    idx = _read(log + ".idx")
-    full = s.messages(sid)
-    eq(len(full), 12, "3 turns x (user, call, result, final)")
+class _Damaged:
+    """A session of 3 tool turns, closed; `reset` writes damaged bytes and reopens."""
 
-    def reset(log_bytes, idx_bytes):
-        _write(log, log_bytes)
+    def __init__(self):
+        self.dev, s = _fresh()
+        self.sid = sid = "rep"
+        for n in range(3):
+            _turn(s, sid, n)
+        s.close()
+        self.log = s.path(sid)
+        self.good = _read(self.log)
+        self.idx = _read(self.log + ".idx")
+        self.full = s.messages(sid)
+        eq(len(self.full), 12, "3 turns x (user, call, result, final)")
+
+    def reset(self, log_bytes, idx_bytes):
+        _write(self.log, log_bytes)
         if idx_bytes is None:
-            fsutil.remove(log + ".idx")
+            fsutil.remove(self.log + ".idx")
         else:
-            _write(log + ".idx", idx_bytes)
+            _write(self.log + ".idx", idx_bytes)
         return Sessions(D)
 
-    # Torn tail: ignored, and the next record starts on its own line.
-    s2 = reset(good + b'{"role":"us', idx)
-    eq(s2.messages(sid), full, "torn tail ignored")
-    s2.persist(sid, [(1, None, "after torn")], turn_completed=True)
-    eq(s2.messages(sid)[-1]["content"], "after torn", "next persist works")
+
+def test_a_torn_tail_is_ignored_and_the_next_record_starts_on_its_own_line():
+    d = _Damaged()
+    s2 = d.reset(d.good + b'{"role":"us', d.idx)
+    eq(s2.messages(d.sid), d.full, "torn tail ignored")
+    s2.persist(d.sid, [(1, None, "after torn")], turn_completed=True)
+    eq(s2.messages(d.sid)[-1]["content"], "after torn", "next persist works")
     s2.close()
-    _esp_validate(log)
-    eq(s2.repair(sid)["records"], 13, "nothing lost")
-    # Index behind its log (cut between log and index writes): records re-indexed.
-    s2 = reset(good, idx[:8 + 10 * 5])
-    eq(s2.messages(sid), full, "re-indexed from the log")
-    ents = _esp_validate(log)
+    _esp_validate(d.log)
+    eq(s2.repair(d.sid)["records"], 13, "nothing lost")
+    d.dev.unmount()
+
+
+def test_records_the_index_missed_are_reindexed_from_the_log():
+    d = _Damaged()
+    s2 = d.reset(d.good, d.idx[:8 + 10 * 5])  # cut between the log and the index writes
+    eq(s2.messages(d.sid), d.full, "re-indexed from the log")
+    ents = _esp_validate(d.log)
     eq([t for _, _, t, _ in ents], [1, 3, 4, 2] * 3, "types derived from the JSON")
     eq(ents[5][3], 1, "backend derived from tool_calls")
-    # Index entries past the log: dropped.
-    s2 = reset(good[:len(good) - 40], idx)
-    eq(len(s2.messages(sid)), 11, "only the cut final answer is gone")
-    _esp_validate(log)
-    # Torn index entry.
-    s2 = reset(good, idx + b"\x01\x02\x03")
-    eq(s2.messages(sid), full, "partial entry ignored")
-    eq((fsutil.size(log + ".idx") - 8) % 10, 0, "index rewritten whole")
-    # Bad header / missing / zero-length index: rebuilt from the log.
-    for bad in (b"XXXX" + idx[4:], None, b""):
-        s2 = reset(good, bad)
-        eq(s2.messages(sid), full, "index rebuilt (%r)" % (bad[:4] if bad else bad))
-        _esp_validate(log)
-    # Garbage inside the log: that record is skipped and repair drops it; the rest stays.
-    broken = bytearray(good)
-    first_len = good.index(b"\n")
+    d.dev.unmount()
+
+
+def test_index_entries_past_the_log_are_dropped():
+    d = _Damaged()
+    s2 = d.reset(d.good[:len(d.good) - 40], d.idx)
+    eq(len(s2.messages(d.sid)), 11, "only the cut final answer is gone")
+    _esp_validate(d.log)
+    d.dev.unmount()
+
+
+def test_a_torn_index_entry_is_ignored_and_the_index_rewritten_whole():
+    d = _Damaged()
+    s2 = d.reset(d.good, d.idx + b"\x01\x02\x03")
+    eq(s2.messages(d.sid), d.full, "partial entry ignored")
+    eq((fsutil.size(d.log + ".idx") - 8) % 10, 0, "index rewritten whole")
+    d.dev.unmount()
+
+
+def test_a_bad_missing_or_empty_index_is_rebuilt_from_the_log():
+    d = _Damaged()
+    for bad in (b"XXXX" + d.idx[4:], None, b""):
+        s2 = d.reset(d.good, bad)
+        eq(s2.messages(d.sid), d.full, "index rebuilt (%r)" % (bad[:4] if bad else bad))
+        _esp_validate(d.log)
+    d.dev.unmount()
+
+
+def test_a_garbage_record_is_skipped_and_repair_drops_it():
+    d = _Damaged()
+    broken = bytearray(d.good)
     broken[2:6] = b"\x00\xff!!"
-    s2 = reset(bytes(broken), idx)
-    eq(len(s2.messages(sid)), 11, "damaged record skipped in replay")
-    rep = s2.verify(sid)
+    s2 = d.reset(bytes(broken), d.idx)
+    eq(len(s2.messages(d.sid)), 11, "damaged record skipped in replay")
+    rep = s2.verify(d.sid)
     eq(rep["dropped"], 1, "verify counts it")
-    eq(_read(log + ".idx"), idx, "verify writes nothing")
-    rep = s2.repair(sid)
+    eq(_read(d.log + ".idx"), d.idx, "verify writes nothing")
+    rep = s2.repair(d.sid)
     eq(rep["dropped"], 1, "repair reports it")
-    eq(s2.stat(sid)["records"], 11, "dropped from the index")
-    ok(first_len > 0, "sanity")
-    # Garbage index entries in the middle: everything after them is re-indexed from the log.
-    mid = bytearray(idx)
+    eq(s2.stat(d.sid)["records"], 11, "dropped from the index")
+    d.dev.unmount()
+
+
+def test_a_garbage_index_entry_in_the_middle_is_replaced_by_a_rescan():
+    d = _Damaged()
+    mid = bytearray(d.idx)
     mid[8 + 10 * 4 + 8] = 77  # type 77
-    s2 = reset(good, bytes(mid))
-    eq(s2.messages(sid), full, "bad entry replaced by a rescan")
-    # Zero-length log with entries: nothing to replay, index cleaned, persist works.
-    s2 = reset(b"", idx)
-    eq(s2.messages(sid), [], "empty log")
-    s2.persist(sid, [(1, None, "fresh")], turn_completed=True)
-    eq(s2.messages(sid), [{"role": "user", "content": "fresh"}], "fresh start")
-    dev.unmount()
+    s2 = d.reset(d.good, bytes(mid))
+    eq(s2.messages(d.sid), d.full, "bad entry replaced by a rescan")
+    d.dev.unmount()
+
+
+def test_an_empty_log_with_entries_replays_nothing_and_takes_new_turns():
+    d = _Damaged()
+    s2 = d.reset(b"", d.idx)
+    eq(s2.messages(d.sid), [], "empty log")
+    s2.persist(d.sid, [(1, None, "fresh")], turn_completed=True)
+    eq(s2.messages(d.sid), [{"role": "user", "content": "fresh"}], "fresh start")
+    d.dev.unmount()
 
 
 def test_directory_in_the_way_is_a_clear_error():
@@ -370,7 +401,7 @@ def test_compaction_keeps_dialogue_and_last_tool_turn():
     s.persist(sid, [(3, '{"role":"assistant","tool_calls":[{"id":"u1","type":"function","function":{"name":"t","arguments":"{}"}}]}', None),
                     (4, '[{"role":"tool","tool_call_id":"u1","content":"' + "p" * 3000 + '"}]', None)])
     s2 = Sessions(D, size_limit=6000)
-    s2._compact(log, s2._open(log))
+    s2.compact(sid)
     msgs = s2.messages(sid)
     eq(msgs[-1]["tool_call_id"], "u1", "unfinished turn's tool records kept")
     eq(s2.stat(sid)["pending"], 3, "still pending")
@@ -388,7 +419,7 @@ def test_compaction_keeps_dialogue_and_last_tool_turn():
     _write(log, data)
     _write(log + ".idx", idx)
     s3 = Sessions(D, size_limit=6000)
-    s3._compact(log, s3._open(log))
+    s3.compact(sid)
     eq(s3.messages(sid)[-1]["tool_call_id"], "e1", "unfinished logged turn kept whole")
     dev.unmount()
 
@@ -468,7 +499,6 @@ def test_compaction_journal_recovery():
     eq(len(Sessions(D).messages("j")), 1, "commit finished")
     eq((_read(log), _read(log + ".idx")), (new_log, new_idx), "new pair in place")
     ok(not fsutil.exists(log + ".commit"), "journal gone")
-    ok(good_idx != new_idx, "sanity")
     dev.unmount()
 
 
@@ -560,13 +590,18 @@ def test_index_lag_is_recovered_after_a_reboot():
     dev.unmount()
 
 
-def test_review_regressions():
+def test_raw_records_that_are_not_chat_records_and_non_int_types_are_refused():
     dev, s = _fresh()
-    # A raw record that is not a chat record is refused; so is a float type.
     raises(ValueError, s.persist, "r", [(2, '{"content":"no role"}', None)], True)
     raises(ValueError, s.persist, "r", [(2.0, None, "x")], True)
     raises(ValueError, s.persist, "r", [(True, None, "x")], True)
-    # A torn record that lacks only its newline is not taken as logged.
+    eq(s.list(), [], "nothing written")
+    dev.unmount()
+
+
+def _unterminated_completing_append():
+    # A turn whose completing append was cut right before one record's newline.
+    dev, s = _fresh()
     s.persist("t", [(1, None, "u0")])
     s.persist("t", [(2, None, "f0")], turn_completed=True)
     s.persist("t", [(1, None, "u1")])
@@ -574,10 +609,14 @@ def test_review_regressions():
                     (4, '[{"role":"tool","tool_call_id":"k1","content":"r"}]', None)])
     s.close()
     log = s.path("t")
-    pend = _read(log + ".pending")
-    first = pend.split(b"\n")[1][2:]
+    first = _read(log + ".pending").split(b"\n")[1][2:]
     with open(log, "ab") as f:
-        f.write(first)  # the completing append was cut right before this record's newline
+        f.write(first)
+    return dev, log
+
+
+def test_a_record_lacking_only_its_newline_is_not_taken_as_logged():
+    dev, log = _unterminated_completing_append()
     s2 = Sessions(D)
     eq(s2.stat("t")["pending"], 3, "the unterminated record stays pending")
     s2.persist("t", [(2, None, "f1")], turn_completed=True)
@@ -585,18 +624,35 @@ def test_review_regressions():
     eq([m.get("content") for m in s2.messages("t")], want, "each record once")
     s2.close()
     eq([m.get("content") for m in Sessions(D).messages("t")], want, "also after a cold open")
-    # An over-long unterminated last line is a torn tail, not a dropped line.
-    with open(log, "ab") as f:
+    dev.unmount()
+
+
+def test_an_over_long_unterminated_last_line_is_a_torn_tail():
+    dev, s = _fresh()
+    s.persist("t", [(1, None, "u0"), (2, None, "f0")], turn_completed=True)
+    s.close()
+    with open(s.path("t"), "ab") as f:
         f.write(b'{"role":"user","content":"' + b"z" * 70000)
     s3 = Sessions(D)
     s3.persist("t", [(1, None, "after the long tear")], turn_completed=True)
     eq(Sessions(D).messages("t")[-1]["content"], "after the long tear", "survives a cold open")
-    # A pending file rewritten and cut inside FAT's remove-then-rename is adopted.
-    s3.persist("t", [(1, None, "mid-turn")])
+    eq([m["content"] for m in Sessions(D).messages("t")], ["u0", "f0", "after the long tear"],
+       "nothing else lost or added")
+    dev.unmount()
+
+
+def test_a_pending_rewrite_cut_inside_fat_rename_is_adopted():
+    dev, s = _fresh()
+    s.persist("t", [(1, None, "u0"), (2, None, "f0")], turn_completed=True)
+    s.persist("t", [(1, None, "mid-turn")])
+    log = s.path("t")
     os.rename(log + ".pending", log + ".pending.tmp")
     eq(Sessions(D).messages("t")[-1]["content"], "mid-turn", "pending .tmp adopted")
-    # records() (export) skips damaged records; page() shows a placeholder for a huge one.
-    s4 = Sessions(D)
+    dev.unmount()
+
+
+def test_export_skips_damaged_records_and_a_page_survives_a_64k_record():
+    dev, s4 = _fresh()
     s4.persist("big", [(2, '{"role":"assistant","content":"' + "y" * 65500 + '"}', None)], turn_completed=True)
     eq(s4.page("big")["messages"][0]["role"], "assistant", "a 64 KiB record does not break the page")
     with open(s4.path("big"), "r+b") as f:

@@ -1,0 +1,15 @@
+# claw_memory.session: session history, an append-only JSON-lines .log with ESP-Claw's
+# binary .idx, plus our pending file for the turn in progress.
+# MIT license
+#
+# Reading order: format (names and bytes), state (what is known about a session), write (the
+# persist path), repair (open, analyse, repair, settle), compact, replay (messages, pages),
+# sessions (the Sessions class). docs/FORMAT.md has the file formats.
+
+from ..messages import classify, visible_text
+from .compact import BLOCK_TEXT
+from .format import file_name, is_log_name
+from .sessions import SIZE_LIMIT, Sessions
+
+__all__ = ("BLOCK_TEXT", "SIZE_LIMIT", "Sessions", "classify", "file_name", "is_log_name",
+           "visible_text")

@@ -1,0 +1,206 @@
+# claw_memory.session.format: file names and the byte layout of a session's files.
+# MIT license
+#
+# This is the only module that knows the bytes. Files per session (names as ESP-Claw's):
+#   `s_<safe>_<fnv1a32>.log`  one compact JSON record and "\n" per record
+#   `.log.idx`                8-byte header `<IHH` (magic "CHDX", version 1, entry size 10),
+#                             then one `<IIBB` entry per record: offset, length with "\n",
+#                             type 1..4, backend format 0..3
+#   `.log.blocked`            empty; marks a session over the size limit
+#   `.log.pending` (ours)     "P <log size when the turn started>\n", then one line per record
+#                             of the unfinished turn: type digit, backend digit, JSON
+# docs/FORMAT.md has the details.
+
+import struct
+
+from .. import fsutil, text
+from .._compat import const
+
+_FMT = const("<IIBB")
+HEADER = b"CHDX\x01\x00\x0a\x00"  # struct.pack("<IHH", 0x58444843, 1, 10)
+HDR = const(8)
+ENT = const(10)
+# Pinned as ESP-Claw pins its packed structs: a change here breaks every index on a board.
+assert struct.calcsize(_FMT) == ENT and struct.calcsize("<IHH") == HDR
+assert struct.unpack("<IHH", HEADER) == (0x58444843, 1, 10)
+
+PEND = ".pending"
+CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
+_CHUNK = const(64)  # index entries read per chunk
+_SAFE_MAX = const(24)
+_ID_MAX = const(512)
+_PEND_HEAD = const(24)
+
+
+def id_bytes(session_id, allow_empty=False):
+    """The session id as bytes; ValueError for a non-text, empty or over-long id."""
+    if isinstance(session_id, str):
+        b = text.to_bytes(session_id)
+    elif isinstance(session_id, (bytes, bytearray)):
+        b = bytes(session_id)
+    else:
+        raise ValueError("session id must be text")
+    if not b and not allow_empty:
+        raise ValueError("session id is empty")
+    if len(b) > _ID_MAX:
+        raise ValueError("session id longer than %d bytes" % _ID_MAX)
+    return b
+
+
+def file_name(session_id):
+    """`s_<safe>_<fnv1a32 hex>.log` exactly as ESP-Claw names a session's history."""
+    b = id_bytes(session_id, allow_empty=True)
+    safe = bytearray()
+    for c in b[:_SAFE_MAX]:
+        ok = 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in (45, 95)
+        safe.append(c if ok else 95)
+    return "s_%s_%08x.log" % (safe.decode() if safe else "default", text.fnv1a32(b))
+
+
+def is_log_name(name):
+    """Whether `name` (no folder) is a session log's file name."""
+    return "/" not in name and name.startswith("s_") and name.endswith(".log")
+
+
+# -- index ------------------------------------------------------------------------------
+
+
+def entry(off, ln, kind, fmt):
+    """One 10-byte index entry."""
+    return struct.pack(_FMT, off, ln, kind, fmt)
+
+
+def unpack(buf, at=0):
+    """(offset, length, type, backend) of the entry at buf[at:]."""
+    return struct.unpack_from(_FMT, buf, at)
+
+
+def entry_count(idx_size):
+    return (idx_size - HDR) // ENT
+
+
+def entries(f, count, start=0):
+    """Yield (i, offset, length, type, backend) of entries start..count-1 of an open .idx."""
+    buf = bytearray(ENT * _CHUNK)
+    f.seek(HDR + ENT * start)
+    i = start
+    while i < count:
+        k = min(_CHUNK, count - i)
+        if f.readinto(memoryview(buf)[: k * ENT]) != k * ENT:
+            raise OSError(5, "session index shrank while reading")
+        for j in range(k):
+            off, ln, t, fmt = struct.unpack_from(_FMT, buf, j * ENT)
+            yield i, off, ln, t, fmt
+            i += 1
+
+
+def entry_at(f, i):
+    """(offset, length) of entry i of an open .idx."""
+    f.seek(HDR + ENT * i)
+    return struct.unpack("<II", f.read(8))
+
+
+def valid_entry(t, fmt, ln):
+    return 1 <= t <= 4 and fmt <= 3 and ln > 0
+
+
+def copy_entries(f, out, count, drop=None):
+    """Copy the first `count` entries of an open .idx to `out`, leaving out those in `drop`."""
+    buf = bytearray(ENT * _CHUNK)
+    f.seek(HDR)
+    i = 0
+    while i < count:
+        k = min(_CHUNK, count - i)
+        mv = memoryview(buf)[: k * ENT]
+        f.readinto(mv)
+        if drop:
+            for j in range(k):
+                if i + j not in drop:
+                    out.write(mv[j * ENT : (j + 1) * ENT])
+        else:
+            out.write(mv)
+        i += k
+
+
+def whole_index(path):
+    """Whether an `.idx.tmp` left by a cut is a complete index (header and whole entries)."""
+    if not path.endswith(".idx.tmp"):
+        return False
+    n = fsutil.size(path)
+    if n < HDR or (n - HDR) % ENT:
+        return False
+    with open(path, "rb") as f:
+        return f.read(HDR) == HEADER
+
+
+# -- pending file -----------------------------------------------------------------------
+
+
+def pending_head(log_size):
+    return b"P %d\n" % log_size
+
+
+def pending_start(head):
+    """The log offset in a pending file's first line, or None when the line is not whole."""
+    if head.startswith(b"P ") and head.endswith(b"\n") and head[2:-1].isdigit():
+        return int(head[2:-1])
+    return None
+
+
+def read_pending_head(f):
+    return pending_start(f.readline(_PEND_HEAD))
+
+
+def pending_line(kind, fmt, body):
+    return b"%d%d" % (kind, fmt) + body + b"\n"
+
+
+def pending_record(line):
+    """(type, backend) of a whole pending line, or None when it is not one."""
+    if len(line) > 3 and line[-1] == 10 and 49 <= line[0] <= 52 and 48 <= line[1] <= 51:
+        return line[0] - 48, line[1] - 48
+    return None
+
+
+def whole_pending(path):
+    with open(path, "rb") as f:
+        return read_pending_head(f) is not None
+
+
+def pending_records(path, limit):
+    """[(type, backend, offset, line length)] of a pending file's whole records, whether it
+    holds a torn or garbage line, and its header's log offset (None: header unusable)."""
+    recs = []
+    torn = False
+    with open(path, "rb") as f:
+        head = f.readline(_PEND_HEAD)
+        l0 = pending_start(head)
+        if l0 is None:
+            return recs, True, None
+        pos = len(head)
+        while True:
+            line = f.readline(limit)
+            if not line:
+                break
+            if line[-1] != 10:
+                torn = True  # cut while appending: that persist was not acknowledged
+                break
+            rec = pending_record(line)
+            if rec:
+                recs.append((rec[0], rec[1], pos, len(line)))
+            else:
+                torn = True  # garbage: rewrite the file without it
+            pos += len(line)
+    return recs, torn, l0
+
+
+def pending_bodies(path, count, limit):
+    """(type, backend, JSON bytes) of the first `count` records of a pending file."""
+    with open(path, "rb") as f:
+        f.readline(_PEND_HEAD)
+        for _ in range(count):
+            line = f.readline(limit)
+            rec = pending_record(line)
+            if rec is None:
+                raise OSError(5, "pending file changed while reading")
+            yield rec[0], rec[1], line[2:-1]

@@ -1,0 +1,131 @@
+# claw_memory.session.replay: a session's records read back: messages for the LLM, pages
+# of visible text for chat UIs, raw records for export.
+# MIT license
+
+from .. import text
+from .._compat import const
+from ..core import FINAL, USER
+from ..messages import classify, degrade, pair_tools, visible_text
+from .state import each, pending, read
+
+_PAGE_LIMIT_MAX = const(50)
+_PAGE_RECORD_MAX = const(65536)
+_PAGE_TEXT_MAX = const(32768)
+
+
+def messages(log, st, cur, limit, note):
+    """History as LLM messages for backend format `cur`, in file order: tool-result arrays
+    flattened into tool messages, records of the other backend degraded to text, unpaired
+    tool calls and results left out."""
+    out = []
+    skipped = 0
+
+    def add(obj, kind, fmt):
+        if cur and fmt and cur != fmt:
+            if kind != USER and kind != FINAL:
+                return
+            if kind == FINAL:
+                obj = degrade(obj)
+                if obj is None:
+                    return
+        if isinstance(obj, list):
+            out.extend(m for m in obj if isinstance(m, dict))
+        else:
+            out.append(obj)
+
+    if st.log_size > 0:
+        with open(log, "rb") as lf:
+            for off, ln, kind, fmt in each(log, st):
+                obj = read(lf, off, ln, limit)
+                if obj is None or not classify(obj)[0]:
+                    skipped += 1
+                else:
+                    add(obj, kind, fmt)
+    for kind, fmt, body in pending(log, st, limit):
+        obj = text.json_value(body)
+        if obj is None or not classify(obj)[0]:
+            skipped += 1
+        else:
+            add(obj, kind, fmt)
+    if skipped:
+        note("%s: %d damaged record(s) skipped in replay" % (log, skipped))
+    return pair_tools(out)
+
+
+def check_page(before, limit):
+    if not isinstance(limit, int) or not 1 <= limit <= _PAGE_LIMIT_MAX:
+        raise ValueError("limit must be 1..%d" % _PAGE_LIMIT_MAX)
+    if not isinstance(before, int) or before < 0:
+        raise ValueError("before must be a non-negative integer")
+
+
+def page(log, st, before, limit, max_record):
+    """A page of visible user/assistant text, newest page by default (ESP-Claw's UI API):
+    {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}."""
+    # Visible records: user and final answers, logged first, then the pending turn's.
+    total = 0
+    for off, ln, kind, fmt in each(log, st):
+        total += kind == USER or kind == FINAL
+    logged = total
+    for kind, fmt, body in pending(log, st, max_record):
+        total += kind == USER or kind == FINAL
+    end = before if 0 < before < total else total
+    start = max(0, end - limit)
+    picked = []
+    ordinal = 0
+    for off, ln, kind, fmt in each(log, st):
+        if kind == USER or kind == FINAL:
+            if start <= ordinal < end:
+                picked.append((ordinal, kind, off, ln))
+            ordinal += 1
+    for kind, fmt, body in pending(log, st, max_record):
+        if kind == USER or kind == FINAL:
+            if start <= ordinal < end:
+                picked.append((ordinal, kind, -1, body))
+            ordinal += 1
+    msgs = []
+    used = 0
+    with open(log, "rb") if logged else _Nothing() as lf:
+        for ordinal, kind, off, ln in reversed(picked):
+            if off < 0:
+                obj = text.json_value(ln)
+            elif ln > _PAGE_RECORD_MAX + 1:
+                obj = {"content": "[message too large to show]"}  # not the whole page
+            else:
+                obj = read(lf, off, ln, max_record)
+            txt = visible_text(obj.get("content")) if isinstance(obj, dict) else ""
+            n = len(txt.encode())
+            if msgs and used + n > _PAGE_TEXT_MAX:
+                start = ordinal + 1
+                break
+            used += n
+            msgs.append({"seq": ordinal + 1, "role": "user" if kind == USER else "assistant",
+                         "text": txt})
+    msgs.reverse()
+    return {"total": total, "revision": total, "next_before": start, "has_more": start > 0,
+            "messages": msgs}
+
+
+def records(log, st, limit):
+    """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
+    records (not a chat record, over the size bound) are skipped."""
+    if st.log_size > 0:
+        with open(log, "rb") as lf:
+            for off, ln, kind, fmt in each(log, st):
+                if 0 < ln <= limit + 1:
+                    lf.seek(off)
+                    raw = lf.read(ln)
+                    if len(raw) == ln and raw[-1] == 10 and classify(text.json_value(raw))[0]:
+                        yield kind, fmt, raw[:-1]
+    for kind, fmt, body in pending(log, st, limit):
+        if classify(text.json_value(body))[0]:
+            yield kind, fmt, body
+
+
+class _Nothing:
+    # Stands in for a file that is not needed.
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

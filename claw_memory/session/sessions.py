@@ -1,0 +1,258 @@
+# claw_memory.session.sessions: the Sessions class: the cache of opened sessions, the
+# public API, and administration (list, stat, delete, verify, repair, restore).
+# MIT license
+#
+# Durability: every persist is durable when it returns (one append, closed). An index never
+# points past its log. RAM: the index is streamed in chunks and records are read one at a
+# time by offset.
+
+from .. import fsutil
+from .._compat import const, ilistdir
+from ..core import SessionBlocked, backend_format, note
+from . import compact as compact_
+from . import format as fmt_
+from . import repair, replay, write
+from .compact import BLOCK_TEXT
+from .write import flush_index
+
+_CACHE_MAX = const(4)
+
+SIZE_LIMIT = const(153600)
+
+
+class Sessions:
+    """Session histories under one directory (the data root's `sessions/`).
+
+    A turn's records reach flash as they are persisted: mid-turn batches go to the small
+    `.log.pending` file, and the batch that completes the turn moves the whole turn into the
+    `.log` with one append. Index entries are appended every `index_every` completed turns,
+    when the session leaves the cache, before compaction and on `close()`; after a power cut
+    the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md)."""
+
+    def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
+                 size_limit=SIZE_LIMIT, index_every=4, log=None):
+        if max_message_chars < 1:
+            raise ValueError("max_message_chars must be positive")
+        if index_every < 1:
+            raise ValueError("index_every must be positive")
+        self.dir = directory
+        self.max_message_chars = max_message_chars
+        self.max_record_bytes = max_record_bytes
+        self.size_limit = size_limit
+        self.index_every = index_every
+        self._log = log
+        self._cache = {}
+        self._order = []
+
+    def _note(self, msg):
+        note(self._log, msg)
+
+    # -- names ----------------------------------------------------------------------------
+
+    def path(self, session_id):
+        """Path of the session's `.log` (`.idx`, `.pending`, `.blocked` sit beside it)."""
+        fmt_.id_bytes(session_id)
+        return self.dir + "/" + fmt_.file_name(session_id)
+
+    def _target(self, session_id, file):
+        if file is not None:
+            if not fmt_.is_log_name(file):
+                raise ValueError("not a session file name: %r" % file)
+            return self.dir + "/" + file
+        return self.path(session_id)
+
+    # -- cache ----------------------------------------------------------------------------
+
+    def _open(self, log):
+        """The session's state, repairing the files first when needed (cached)."""
+        st = self._cache.get(log)
+        if st is not None:
+            if (
+                fsutil.size(log) == st.log_size
+                and fsutil.size(log + ".idx") == st.idx_size
+                and fsutil.size(log + fmt_.PEND) == st.pend_size
+            ):
+                return st
+            self._forget(log)
+        st, plan = repair.open_state(log, self.max_record_bytes, self._note)
+        if plan.changes():
+            self._note("repaired %s: %s" % (log, plan.report()))
+        self._remember(log, st)
+        return st
+
+    def _remember(self, log, st):
+        if log not in self._cache:
+            self._order.append(log)
+        self._cache[log] = st
+        if len(self._order) > _CACHE_MAX:
+            old = self._order.pop(0)
+            try:
+                flush_index(old, self._cache.pop(old))
+            except OSError as e:  # harmless: its unindexed records are re-indexed on open
+                self._note("index of %s not flushed: %r" % (old, e))
+
+    def _forget(self, log):
+        self._cache.pop(log, None)
+        if log in self._order:
+            self._order.remove(log)
+
+    def _flushed(self, log):
+        st = self._cache.get(log)
+        if st is not None:
+            flush_index(log, st)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def persist(self, session_id, records, turn_completed=False, backend="openai"):
+        """Durably record a batch of (type, message_json, text) records. Returns the block
+        warning when this batch completed a turn that left the session over the limit.
+
+        ValueError: a bad batch (nothing written). SessionBlocked: the session is blocked."""
+        log = self.path(session_id)
+        lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
+        fmt = backend_format(backend)
+        if fsutil.exists(log + ".blocked"):
+            raise SessionBlocked(1, BLOCK_TEXT)
+        fsutil.makedirs(self.dir)
+        st = self._open(log)
+        try:
+            if not turn_completed:
+                write.append_pending(log, st, lines, fmt)
+                return None
+            write.complete_turn(log, st, lines, fmt, self.max_record_bytes, self.index_every)
+        except BaseException:
+            self._forget(log)
+            raise
+        if st.log_size > self.size_limit:
+            return self._compact(log, st)
+        return None
+
+    def compact(self, session_id):
+        """Compact the session now (as after a turn that left it over its limit). Returns
+        the block warning when even the compacted session is over the limit, else None."""
+        log = self.path(session_id)
+        return self._compact(log, self._open(log))
+
+    def _compact(self, log, st):
+        try:
+            new = compact_.compact(log, st, self.size_limit, self._note)
+        except BaseException:
+            self._forget(log)  # a cut commit leaves files the cached state does not describe
+            raise
+        if new is None:
+            return BLOCK_TEXT
+        self._forget(log)
+        self._remember(log, new)
+        return None
+
+    def flush(self):
+        """Bring every cached session's index up to date (also done by `close`)."""
+        for log in self._order:
+            flush_index(log, self._cache[log])
+
+    def close(self):
+        """Flush the indexes; the files are then exactly ESP-Claw's format."""
+        self.flush()
+        self._cache = {}
+        self._order = []
+
+    # -- reading --------------------------------------------------------------------------
+
+    def messages(self, session_id, backend="openai", file=None):
+        """History as LLM messages, in file order: tool-result arrays flattened into tool
+        messages, records of the other backend degraded to text, unpaired tool calls and
+        results left out. [] when there is none. (`file`: a session by its file name.)"""
+        log = self._target(session_id, file)
+        st = self._open(log)
+        return replay.messages(log, st, backend_format(backend), self.max_record_bytes, self._note)
+
+    def page(self, session_id, before=0, limit=20):
+        """A page of visible user/assistant text for chat UIs, newest page by default:
+        {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}."""
+        replay.check_page(before, limit)
+        log = self.path(session_id)
+        return replay.page(log, self._open(log), before, limit, self.max_record_bytes)
+
+    def records(self, session_id=None, file=None):
+        """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
+        records (not a chat record, over the size bound) are skipped. For export and inspection."""
+        log = self._target(session_id, file)
+        return replay.records(log, self._open(log), self.max_record_bytes)
+
+    def blocked(self, session_id):
+        return fsutil.exists(self.path(session_id) + ".blocked")
+
+    # -- administration -------------------------------------------------------------------
+
+    def delete(self, session_id):
+        """Remove the session's files; True if any existed."""
+        log = self.path(session_id)
+        self._forget(log)
+        found = False
+        # Journal and temp files first (a journal would resurrect them), the block marker last.
+        for suffix in (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp", fmt_.PEND, "", ".idx",
+                       ".blocked"):
+            found = fsutil.remove(log + suffix) or found
+        return found
+
+    def stat(self, session_id):
+        """{"file","bytes","records","pending","blocked"} of one session (after repair)."""
+        return self._stat(self.path(session_id))
+
+    def _stat(self, log):
+        st = self._open(log)
+        return {"file": log.rsplit("/", 1)[-1], "bytes": max(st.log_size, 0),
+                "records": st.records(), "pending": st.pend,
+                "blocked": fsutil.exists(log + ".blocked")}
+
+    def list(self):
+        """Every session under the directory, as `stat` reports it, by file name."""
+        names = []
+        if fsutil.is_dir(self.dir):
+            for name, is_dir in ilistdir(self.dir):
+                if name.endswith(fmt_.PEND):
+                    name = name[: -len(fmt_.PEND)]  # a first turn not completed yet
+                if not is_dir and fmt_.is_log_name(name):
+                    if name not in names:
+                        names.append(name)
+        names.sort()
+        return [self._stat(self.dir + "/" + name) for name in names]
+
+    def verify(self, session_id=None, file=None):
+        """What `repair` would do, without writing: a report dict."""
+        log = self._target(session_id, file)
+        self._flushed(log)
+        return repair.analyse(log, self.max_record_bytes, deep=True).report()
+
+    def repair(self, session_id=None, file=None):
+        """Check every record and repair the files; returns the report of what was done."""
+        log = self._target(session_id, file)
+        self._flushed(log)
+        self._forget(log)
+        st, plan = repair.open_state(log, self.max_record_bytes, self._note, deep=True)
+        self._remember(log, st)
+        rep = plan.report()
+        rep["pending"] = st.pend
+        return rep
+
+    def restore(self, file, records, blocked=False):
+        """Create a session from (type, backend, message JSON) records, written as they are
+        (for import; the session must not exist). Raises ValueError for a bad record."""
+        log = self._target(None, file)
+        if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
+            raise ValueError("session %s already exists" % file)
+        data = bytearray()
+        ents = bytearray(fmt_.HEADER)
+        for n, (kind, fmt, message) in enumerate(records):
+            if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
+                    or fmt not in (0, 1, 2, 3)):
+                raise ValueError("record %d: bad type or backend" % n)
+            raw = write.raw_record(n, kind, message, self.max_record_bytes)
+            ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
+            data += raw + b"\n"
+        fsutil.makedirs(self.dir)
+        fsutil.write_file(log, data)
+        fsutil.write_file(log + ".idx", ents)
+        if blocked:
+            fsutil.write_file(log + ".blocked", b"")
+        self._forget(log)

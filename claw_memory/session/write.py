@@ -1,0 +1,120 @@
+# claw_memory.session.write: the persist path.
+# MIT license
+#
+# A mid-turn batch is one append to the small `.log.pending` file; the batch that completes
+# the turn moves the pending records and itself into the `.log` with one append. Index
+# entries wait in RAM (`State.lag`) and reach the `.idx` every few turns, when the session
+# leaves the cache, before compaction and on close: littlefs copies a file's partly filled
+# last block on every reopen-append, so fewer appends to the big files save flash wear.
+
+from .. import fsutil, text
+from .._compat import const, dumps
+from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
+from ..messages import classify
+from . import format as fmt_
+from .state import pending
+
+LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
+
+
+def encode(records, max_chars, max_record_bytes):
+    """Validate a whole batch; returns [(line bytes, type)]. Raises ValueError."""
+    if not isinstance(records, (list, tuple)) or not records:
+        raise ValueError("a persist batch needs at least one record")
+    out = []
+    for n, rec in enumerate(records):
+        if not isinstance(rec, (list, tuple)) or len(rec) != 3:
+            raise ValueError("record %d: expected (type, message_json, text)" % n)
+        kind, message, txt = rec
+        if not isinstance(kind, int) or isinstance(kind, bool) or kind not in (USER, FINAL, TOOL_CALL, TOOL_RESULTS):
+            raise ValueError("record %d: type must be 1..4" % n)
+        if message:
+            line = raw_record(n, kind, message, max_record_bytes)
+        elif txt:
+            if kind not in (USER, FINAL):
+                raise ValueError("record %d: tool records need message JSON" % n)
+            body = text.clean(txt, max_chars)
+            if not body:
+                raise ValueError("record %d: text is empty after dropping invalid UTF-8" % n)
+            role = "user" if kind == USER else "assistant"
+            line = ('{"role":"%s","content":%s}' % (role, dumps(body))).encode()
+        else:
+            raise ValueError("record %d: needs message JSON or text" % n)
+        out.append((line, kind))
+    return out
+
+
+def raw_record(n, kind, message, max_record_bytes):
+    """A record's raw JSON as one line, checked against its type. Raises ValueError."""
+    raw = text.clean_bytes(text.to_bytes(message))
+    # Raw CR/LF can only be whitespace between JSON tokens; one record is one line.
+    if b"\n" in raw or b"\r" in raw:
+        raw = raw.replace(b"\r", b" ").replace(b"\n", b" ")
+    if len(raw) > max_record_bytes:
+        raise ValueError(
+            "record %d: %d bytes of JSON, more than %d" % (n, len(raw), max_record_bytes)
+        )
+    obj = text.json_value(raw)
+    if kind == TOOL_RESULTS:
+        if not isinstance(obj, list) or not all(isinstance(m, dict) for m in obj):
+            raise ValueError("record %d: tool results must be a JSON array of objects" % n)
+    elif not isinstance(obj, dict):
+        raise ValueError("record %d: message must be a JSON object" % n)
+    elif not classify(obj)[0]:
+        raise ValueError("record %d: message needs role user, assistant or tool" % n)
+    return raw
+
+
+def append_pending(log, st, lines, fmt):
+    """Append a mid-turn batch to the pending file (its header first when it is new)."""
+    data = b"".join(fmt_.pending_line(kind, fmt, line) for line, kind in lines)
+    if st.pend_size < 0:
+        data = fmt_.pending_head(max(st.log_size, 0)) + data
+    fsutil.append(log + fmt_.PEND, data)
+    st.pend += len(lines)
+    st.pend_size = max(st.pend_size, 0) + len(data)
+
+
+def complete_turn(log, st, lines, fmt, limit, index_every):
+    """One append moves the pending records and this batch into the log; the pending file
+    goes, and the index entries join the lag (flushed every `index_every` turns)."""
+    ents = bytearray()
+
+    def write(f, pos):
+        if st.torn:
+            # A NUL can never be part of valid JSON: the torn fragment stays a line that does
+            # not parse, even when only its newline was missing.
+            fsutil.write_all(f, fmt_.CLOSER)
+            pos += len(fmt_.CLOSER)
+        for kind, kfmt, body in pending(log, st, limit):
+            fsutil.write_all(f, body + b"\n")
+            ents.extend(fmt_.entry(pos, len(body) + 1, kind, kfmt))
+            pos += len(body) + 1
+        for line, kind in lines:
+            fsutil.write_all(f, line + b"\n")
+            ents.extend(fmt_.entry(pos, len(line) + 1, kind, fmt))
+            pos += len(line) + 1
+        st.end = pos
+
+    fsutil.append(log, write)
+    st.log_size = st.end
+    st.torn = 0
+    if st.pend_size >= 0:
+        fsutil.remove(log + fmt_.PEND)
+        st.pend, st.pend_size = 0, -1
+    st.lag += ents
+    st.lag_turns += 1
+    if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
+        flush_index(log, st)
+
+
+def flush_index(log, st):
+    """Append the entries of logged-but-unindexed records to the .idx."""
+    if not st.lag and st.idx_size >= 0:
+        return
+    data = st.lag if st.idx_size >= 0 else fmt_.HEADER + st.lag
+    fsutil.append(log + ".idx", data)
+    st.idx_size = max(st.idx_size, 0) + len(data)
+    st.count += len(st.lag) // fmt_.ENT
+    st.lag = bytearray()
+    st.lag_turns = 0
