@@ -10,7 +10,7 @@ import json
 
 from ._compat import dumps, exc_text
 from .core import (FINAL, MESSAGES, REQUEST_START_ONLY, TOOL_CALL, TOOL_RESULTS, USER, Hooks,
-                   failure_note)
+                   failure_note, note)
 
 STAGE_PREFIX = "\U0001f99e [Round %d] %s"  # "🦞 [Round N] <note>"
 
@@ -40,8 +40,7 @@ class Agent:
         self._inbox_max = inbox_max
 
     def _note(self, msg):
-        if self._log:
-            self._log(msg)
+        note(self._log, msg)
 
     def inject(self, text):
         """Queue a message that arrived while a request runs; False when 4 are waiting."""

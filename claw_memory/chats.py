@@ -9,6 +9,7 @@ import json
 
 from . import fsutil, text
 from ._compat import const, dumps, exc_text
+from .core import note
 
 MAX_SESSIONS = const(32)
 _ALIAS_MAX = const(32)
@@ -17,8 +18,8 @@ _SUB_MAX = const(7)
 _MAP_MAX = const(4096)
 _SAFE_CUT = const(24)
 _SAFE_MAX = const(39)
-_ALIAS_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-_SPACE = " \t\n\r\x0c\x0b"
+_ALIAS_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_SPACE = const(" \t\n\r\x0c\x0b")
 
 USAGE = (
     "Usage:\n"
@@ -101,8 +102,8 @@ class Chats:
     def _path(self, key):
         return self.dir + "/" + map_file(key)
 
-    def _load(self, key):
-        """(current alias, [aliases]) of a chat, or None when it has no map. A damaged map is
+    def state(self, key):
+        """(current alias, [aliases]) of a chat key, or None when it has no map. A damaged map is
         repaired: valid aliases are kept (unique, at most 32), the current one falls back to
         the first, and an unreadable one starts again from default_01."""
         p = self._path(key)
@@ -126,12 +127,29 @@ class Chats:
         if current not in aliases:
             current = aliases[0]
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
-            if self._log:
-                self._log("chat map %s repaired" % p)
-            self._save(key, current, aliases)
+            note(self._log, "chat map %s repaired" % p)
+            self._write(key, current, aliases)
         return current, aliases
 
-    def _save(self, key, current, aliases):
+    def _state_or_default(self, key):
+        # A chat's first use creates its map with the one session default_01.
+        state = self.state(key)
+        if state is None:
+            state = ("default_01", ["default_01"])
+            self._write(key, state[0], state[1])
+        return state
+
+    def save(self, key, current, aliases):
+        """Write a chat's map (for import): valid, distinct aliases, at most 32, current among
+        them. ValueError otherwise."""
+        if (not isinstance(aliases, list) or not 0 < len(aliases) <= MAX_SESSIONS
+                or len(set(aliases)) != len(aliases) or not all(valid_alias(a) for a in aliases)
+                or current not in aliases):
+            raise ValueError("a chat map needs 1..%d distinct valid aliases, the current one among them"
+                             % MAX_SESSIONS)
+        self._write(key, current, aliases)
+
+    def _write(self, key, current, aliases):
         fsutil.makedirs(self.dir)
         data = '{"chat_key":%s,"current_alias":%s,"sessions":%s}' % (dumps(key), dumps(current), dumps(aliases))
         fsutil.replace(self._path(key), data.encode())
@@ -141,15 +159,11 @@ class Chats:
         if not channel or not chat_id:
             raise ValueError("a chat needs a channel and a chat id")
         key = chat_key(channel, chat_id, agent)
-        state = self._load(key)
-        if state is None:
-            state = ("default_01", ["default_01"])
-            self._save(key, state[0], state[1])
-        return key + ":" + state[0]
+        return key + ":" + self._state_or_default(key)[0]
 
     def aliases(self, channel, chat_id, agent=0):
         """(current alias, [aliases]) of a chat, or None."""
-        return self._load(chat_key(channel, chat_id, agent))
+        return self.state(chat_key(channel, chat_id, agent))
 
     def usage(self):
         return USAGE
@@ -177,12 +191,11 @@ class Chats:
         try:
             return getattr(self, "_" + sub)(key, alias)
         except Exception as e:  # noqa: BLE001 -- the user gets the storage message
-            if self._log:
-                self._log("/session %s failed: %s" % (sub, exc_text(e)))
+            note(self._log, "/session %s failed: %s" % (sub, exc_text(e)))
             return STORAGE_ERROR
 
     def _new(self, key, alias):
-        state = self._load(key)
+        state = self.state(key)
         aliases = list(state[1]) if state else []
         if len(aliases) >= MAX_SESSIONS:
             return STORAGE_ERROR
@@ -195,27 +208,23 @@ class Chats:
                 if alias not in aliases:
                     break
         aliases.append(alias)
-        self._save(key, alias, aliases)
+        self._write(key, alias, aliases)
         return "Started a new session: %s" % alias
 
     def _list(self, key, alias):
-        state = self._load(key)
-        if state is None:
-            state = ("default_01", ["default_01"])
-            self._save(key, state[0], state[1])
-        current, aliases = state
+        current, aliases = self._state_or_default(key)
         return "Sessions:" + "".join(
             "\n* %s%s" % (a, " (current)" if a == current else "") for a in aliases)
 
     def _switch(self, key, alias):
-        state = self._load(key)
+        state = self.state(key)
         if state is None or alias not in state[1]:
             return 'Cannot switch to session "%s": no such session. Send /session list to list sessions.' % alias
-        self._save(key, alias, state[1])
+        self._write(key, alias, state[1])
         return "Switched to session: %s" % alias
 
     def _delete(self, key, alias):
-        state = self._load(key)
+        state = self.state(key)
         if state is None or alias not in state[1]:
             return 'Cannot delete session "%s": no such session. Send /session list to list sessions.' % alias
         if alias == state[0]:
@@ -223,5 +232,5 @@ class Chats:
         if self.sessions is None:
             return "Session command failed: session history deletion is unavailable."
         self.sessions.delete(key + ":" + alias)
-        self._save(key, state[0], [a for a in state[1] if a != alias])
+        self._write(key, state[0], [a for a in state[1] if a != alias])
         return "Deleted session: %s" % alias

@@ -12,6 +12,7 @@ import asyncio
 from . import item as itm
 from . import text
 from ._compat import const, exc_text, ticks_diff, ticks_ms
+from .core import note
 
 DEPTH = const(4)
 MAX_ITEMS = const(3)
@@ -105,8 +106,7 @@ class Extraction:
                       "timeouts": 0, "stored": 0, "dropped": 0, "discarded": 0}
 
     def _note(self, msg):
-        if self._log:
-            self._log(msg)
+        note(self._log, msg)
 
     def _sweep(self):
         now = ticks_ms()

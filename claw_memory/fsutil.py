@@ -13,7 +13,7 @@ from ._compat import const
 _ENOENT = const(2)
 _ENOTDIR = const(20)
 _ENOSPC = const(28)
-_TMP = ".tmp"
+_TMP = const(".tmp")
 
 
 def _stat(path):

@@ -2,11 +2,11 @@
 # MIT license
 
 from . import text
-from ._compat import exc_text
-from .core import Hooks
+from ._compat import const, exc_text
+from .core import Hooks, note
 from .session import BLOCK_TEXT
 
-_PENDING_MAX = 16  # sessions with labels waiting for their stage note
+_PENDING_MAX = const(16)  # sessions with labels waiting for their stage note
 
 
 class MemoryHooks:
@@ -24,8 +24,7 @@ class MemoryHooks:
         self._order = []
 
     def _note(self, msg):
-        if self._log:
-            self._log(msg)
+        note(self._log, msg)
 
     def request_gate(self, request):
         """The block text for a blocked session, else None (go ahead)."""

@@ -21,8 +21,8 @@ _SEMANTIC_MIN = const(12)
 _KEYWORD_TERM = const(47)
 _ACCESS_MAX = const(65535)
 
-_FIELDS = ("id", "source", "content", "tags", "keywords")
-_ID_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:"
+_FIELDS = const(("id", "source", "content", "tags", "keywords"))
+_ID_CHARS = const("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
 
 def _str(v, limit):
@@ -223,9 +223,9 @@ def priority(item):
     return (-item["access_count"], -item["updated_at"], item["id"])
 
 
-def score(item):
+def score(access_count, updated_at):
     """Capacity score at compaction: one access weighs about three hours of recency."""
-    return item["access_count"] * 3 + item["updated_at"] // 3600
+    return access_count * 3 + updated_at // 3600
 
 
 def keyword_terms(item):

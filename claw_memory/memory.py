@@ -1,16 +1,17 @@
 # claw_memory: the facade: open a data root, own the layers, hand out providers/hooks/tools.
 # MIT license
+#
+# LITE mode (profile, MEMORY.md and session history) imports only what it uses: the store,
+# the memory tools and extraction are imported in FULL mode only.
 
-from . import fsutil, providers, skills
+from . import memory_md, providers, skills
 from ._compat import unix_time
 from .chats import Chats
-from .extract import Extraction
 from .hooks import MemoryHooks
 from .paths import Layout
 from .profile import Profile
 from .session import SIZE_LIMIT, Sessions
-from .store import MD_DEFAULT, Store
-from .tools import MemoryTools
+from .tools import ProfileTools, SessionTool
 
 FULL = "full"
 LITE = "lite"
@@ -37,20 +38,27 @@ class Memory:
         self.profile = Profile(self.layout.memory, seed_dir)
         self.profile.ensure()
         self.chats = Chats(self.layout.chat_map, self.sessions, log)
+        self.store = None
+        self.extraction = None
         if mode == FULL:
+            from .store import Store
+
             self.store = Store(self.layout.memory, clock=clock, log=log)
             xllm = extraction_llm or llm
-            self.extraction = Extraction(self.store, xllm, log) if extract and xllm else None
+            if extract and xllm:
+                from .extract import Extraction
+
+                self.extraction = Extraction(self.store, xllm, log)
         else:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
-            self.store = None
-            self.extraction = None
-            md = self.layout.memory + "/MEMORY.md"
-            if not fsutil.exists(md):
-                fsutil.replace(md, MD_DEFAULT.encode())
+            memory_md.ensure(self.md_path())
         self._hooks = MemoryHooks(self.sessions, backend, self.extraction, stage_note_wait, log)
-        self._tools = MemoryTools(self.store, self.profile, self.chats, self._hooks,
-                                  self.extraction, log)
+        self._profile_tools = ProfileTools(self.profile, log)
+        self._session_tool = SessionTool(self.chats)
+        self._memory_tools = None
+
+    def md_path(self):
+        return self.layout.memory + "/" + memory_md.NAME
 
     def providers(self):
         """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
@@ -63,7 +71,7 @@ class Memory:
             ]
         return [
             providers.profile(self.profile, self.log),
-            providers.long_term_lite(self.layout.memory + "/MEMORY.md", self.log),
+            providers.long_term_lite(self.md_path(), self.log),
             providers.history(self.sessions, self.backend, self.log),
             providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
         ]
@@ -71,10 +79,16 @@ class Memory:
     def tools(self, session_command=False):
         """The tools for the LLM: memory tools (full mode) and the profile tools; with
         `session_command=True` also /session as a tool."""
-        out = self._tools.memory_tools() if self.mode == FULL else []
-        out += self._tools.profile_tools()
+        out = []
+        if self.mode == FULL:
+            if self._memory_tools is None:
+                from .memory_tools import MemoryTools
+
+                self._memory_tools = MemoryTools(self.store, self._hooks, self.extraction, self.log)
+            out += self._memory_tools.tools()
+        out += self._profile_tools.tools()
         if session_command:
-            out.append(self._tools.session_tool())
+            out.append(self._session_tool.tool())
         return out
 
     def hooks(self):
@@ -93,4 +107,3 @@ class Memory:
         if self.extraction is not None:
             self.extraction.stop()
         self.sessions.close()
-

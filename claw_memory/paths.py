@@ -4,17 +4,13 @@
 import os
 
 from ._compat import MICROPYTHON, const
+from .fsutil import is_dir, makedirs
 
 # MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
 # "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes), so the root gets the rest.
 _MAX_ROOT = const(61)
 
-
-def is_dir(path):
-    try:
-        return os.stat(path)[0] & 0x4000 != 0
-    except OSError:
-        return False
+STORE_RECORDS = "memory_records.jsonl"  # the long-term store's journal; a FULL root has it
 
 
 def join(*parts):
@@ -51,11 +47,10 @@ class Layout:
         self.sessions = join(self.root, "sessions")
         self.chat_map = join(self.sessions, "chat_map")
         self.memory = join(self.root, "memory")
+        self.records = join(self.memory, STORE_RECORDS)
 
     def ensure(self):
         """Create `sessions/` and `memory/` (and the root) when missing."""
-        from .fsutil import makedirs
-
         makedirs(self.sessions)
         makedirs(self.memory)
         return self

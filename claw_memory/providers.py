@@ -5,9 +5,9 @@
 # memory provider never fails the request: it is logged and the provider skipped (in
 # ESP-Claw a corrupt index failed every request).
 
-from . import fsutil, text
+from . import memory_md, text
 from ._compat import exc_text
-from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider
+from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider, note
 from .profile import NAMES, TITLES
 
 PROFILE = "Editable Profile Memory"
@@ -32,16 +32,12 @@ LONG_TERM_PREAMBLE = (
     "Summary label catalog:\n"
 )
 
-_LITE_MAX = 16384  # bytes of MEMORY.md injected in lite mode
-
-
 def _guard(name, fn, log):
     def collect(request):
         try:
             return fn(request)
         except Exception as e:  # noqa: BLE001 -- a memory problem must not fail the request
-            if log:
-                log("provider %s failed, skipped: %s" % (name, exc_text(e)))
+            note(log, "provider %s failed, skipped: %s" % (name, exc_text(e)))
             return None
 
     return collect
@@ -76,12 +72,7 @@ def long_term_lite(md_path, log=None):
     """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits."""
 
     def collect(request):
-        n = fsutil.size(md_path)
-        if n <= 0:
-            return None
-        with open(md_path, "rb") as f:
-            body = text.clean(f.read(_LITE_MAX))
-        return body if text.trim(body) else None
+        return memory_md.read(md_path)
 
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
 

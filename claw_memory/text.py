@@ -9,12 +9,12 @@ import json
 
 from ._compat import MICROPYTHON, const
 
-_SPACE = " \t\n\r\x0b\x0c"
-_TOKEN_SEPS = ",;/|"
+_SPACE = const(" \t\n\r\x0b\x0c")
+_TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
-_KEY_PUNCT = "。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．"
+_KEY_PUNCT = const("。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．")
 
 
 def to_bytes(s):

@@ -22,8 +22,8 @@ def _read(path):
 
 def _everywhere(mem):
     return {name: SECRET.encode() in _read(path) or b"4711" in _read(path)
-            for name, path in (("records", mem.store.records), ("index", mem.store.index),
-                               ("md", mem.store.md))}
+            for name, path in (("records", mem.store.records_path), ("index", mem.store.index_path),
+                               ("md", mem.store.md_path))}
 
 
 async def test_forget_removes_the_item_everywhere():

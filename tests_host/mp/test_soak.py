@@ -88,8 +88,8 @@ async def test_soak():
             await tools["memory_recall"].handler(json.dumps({"summary_labels": [topic]}), r)
         await mem.hooks().stage_note(r)
         if n % 50 == 49:
-            rec = fsutil.size(mem.store.records)
-            dig = fsutil.size(mem.store.digest)
+            rec = fsutil.size(mem.store.records_path)
+            dig = fsutil.size(mem.store.digest_path)
             biggest["records"] = max(biggest["records"], rec)
             biggest["digest"] = max(biggest["digest"], dig)
             ok(rec <= 32768 + 8192, "records bounded: %d" % rec)

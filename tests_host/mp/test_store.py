@@ -9,7 +9,8 @@ from mptest import eq, ok, raises
 from claw_memory import fsutil
 from claw_memory import item as itm
 from claw_memory.core import NotFound
-from claw_memory.store import MD_DEFAULT, Store
+from claw_memory.memory_md import DEFAULT as MD_DEFAULT
+from claw_memory.store import Store, markdown
 
 HEAP = "8M"
 M = "/flash/memory"
@@ -510,15 +511,15 @@ def test_a_saved_change_is_not_reported_as_failed():
     ok(changed, "reported as stored")
     _check_consistent(s2)
     # A failure after the record is written: saved, not reported, repaired on the next call.
-    real = s2._md_writer
+    real = markdown.writer
 
     def broken(*a):
         raise OSError(28, "no space")
 
-    s2._md_writer = broken
+    markdown.writer = broken
     it, changed = s2.store("Third fact about jam", "jam")
     ok(changed, "the item is on flash: success")
-    s2._md_writer = real
+    markdown.writer = real
     eq(len(s2.list()), 3, "all three there")
     _check_consistent(s2)
     ok(b"Third fact about jam" in _read("MEMORY.md"), "MEMORY.md caught up")

@@ -444,7 +444,7 @@ def _fill_store(clock, n=128):
         lines.append(itm.to_json({"id": itm.new_id(now, k), "source": "manual", "content": content,
                                   "tags": tags, "keywords": kws, "created_at": now, "updated_at": now,
                                   "access_count": k % 5, "deleted": False, "summary_ids": []}))
-    with open(s.records, "w") as f:
+    with open(s.records_path, "w") as f:
         f.write("\n".join(lines) + "\n")
     s = Store("/flash/memory", clock=clock)
     s.open()  # the stamp does not match: compaction builds index and MEMORY.md
@@ -507,13 +507,12 @@ def case_session_compaction():
 
     def ours():
         s = Sessions("/flash/sessions")
-        st = s._open(log)
-        return lambda: s._compact(log, st)
+        s.stat(SID)  # open (and repair) before the measured part
+        return lambda: s.compact(SID)
 
     res["ours"] = b.run(ours)
     res["espclaw"] = b.run(lambda: EspSessions("/flash/sessions").compact)
-    s = Sessions("/flash/sessions")
-    s._compact(log, s._open(log))
+    Sessions("/flash/sessions").compact(SID)
     res["after"] = fsutil.size(log)
     b.dev.unmount()
     out(case="session_compaction", **res)

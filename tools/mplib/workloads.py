@@ -172,12 +172,12 @@ def check_store_consistent(s):
             refs[sid] = refs.get(sid, 0) + 1
         for t in itm.keyword_terms(it):
             terms.setdefault(t, set()).add(it["id"])
-    with open(s.index, "rb") as f:
+    with open(s.index_path, "rb") as f:
         idx = json.loads(f.read())
     got = {e["summary_id"]: e["ref_count"] for e in idx["summaries"]}
     if got != refs:
         raise AssertionError("catalog %r, items say %r" % (got, refs))
-    if idx["records_size"] != fsutil.size(s.records):
+    if idx["records_size"] != fsutil.size(s.records_path):
         raise AssertionError("index stamp behind the records")
     kw = {t: set(ids) for t, ids in idx["keyword_index"].items()}
     if kw != terms:

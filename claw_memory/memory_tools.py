@@ -1,0 +1,175 @@
+# claw_memory.memory_tools: the long-term memory tools memory_store/recall/list/update/forget
+# (FULL mode only).
+# MIT license
+#
+# Names, schemas and result envelopes are ESP-Claw's (§11); descriptions are ours.
+
+from . import item as itm
+from ._compat import const, dumps
+from .core import MissingContent, Tool
+from .tools import args, err, failed, required
+
+_LIST_MAX = const(16384)  # bytes of items in a memory_list result
+
+_STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
+                      '"tags":{"type":"string"},"keywords":{"type":"string"}},"required":["content"]}')
+_UPDATE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
+                       '"tags":{"type":"string"},"keywords":{"type":"string"}},"required":["memory_id"]}')
+_RECALL_SCHEMA = const('{"type":"object","properties":{"summary_labels":{"type":"array","items":{"type":"string"}},'
+                       '"limit":{"type":"integer"}}}')
+_LIST_SCHEMA = const('{"type":"object","properties":{}}')
+_FORGET_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"}},"required":["memory_id"]}')
+
+_INVALID_LABELS = const("summary_labels must be copied exactly from the current memory summary label catalog")
+
+
+def _ok(action, changed, memory_id=None, summary=None, items=None, extra=""):
+    out = '{"ok":true,"action":"%s","changed":%s' % (action, "true" if changed else "false")
+    if memory_id:
+        out += ',"memory_id":' + dumps(memory_id)
+    if summary:
+        out += ',"summary":' + dumps(summary)
+    if items is not None:
+        out += ',"items":[' + ",".join(items) + "]"
+    return out + extra + "}"
+
+
+def _id_args(raw):
+    return required(raw, "memory_id", lambda v: isinstance(v, str) and v, "memory_id is required")
+
+
+def _text(v):
+    """A string argument; arrays of strings (as models sometimes send tags) are joined."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)):
+        return ",".join(x for x in v if isinstance(x, str))
+    return ""
+
+
+def _count(v):
+    """A positive whole number from an argument, else 0 (NaN, infinity and text included)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    if not -1e9 < v < 1e9:  # also false for NaN
+        return 0
+    return max(int(v), 0)
+
+
+def _item_json(it):
+    return itm.to_json(it, it.get("summary_labels") or [])
+
+
+class MemoryTools:
+    """The memory tools, bound to a memory's store, hooks (manual-write marks, stage-note
+    labels) and extraction (which must not store again what was forgotten by hand)."""
+
+    def __init__(self, store, hooks=None, extraction=None, log=None):
+        self.store = store
+        self.hooks = hooks
+        self.extraction = extraction
+        self._log = log
+
+    def _done(self, action, it, changed, request):
+        """The success envelope of a write; a change marks the request as written by hand and
+        adds the item's labels to its stage note."""
+        labels = it["summary_labels"]
+        if changed and self.hooks is not None and request is not None:
+            self.hooks.mark_manual(request.id)
+            self.hooks.note_labels(request.session_id, labels)
+        return True, _ok(action, changed, it["id"], labels[0] if labels else None)
+
+    async def memory_store(self, raw, request=None):
+        a = args(raw)
+        if a is None:
+            return False, err("invalid_json")
+        content = _text(a.get("content"))
+        mid = a.get("memory_id")
+        if not content.strip():
+            return False, err("content is required")
+        try:
+            it, changed = self.store.store(content, _text(a.get("tags")), _text(a.get("keywords")),
+                                           _text(a.get("source")) or "manual",
+                                           mid if isinstance(mid, str) and mid else None)
+        except MissingContent:
+            return False, err("content is required")
+        except Exception as e:  # noqa: BLE001
+            return failed("memory_store", e, self._log)
+        return self._done("memory_store", it, changed, request)
+
+    async def memory_recall(self, raw, request=None):
+        a = args(raw)
+        if a is None:
+            return False, err("invalid_json")
+        wanted = a.get("summary_labels")
+        wanted = [x for x in wanted if isinstance(x, str) and x][:3] if isinstance(wanted, list) else []
+        limit = _count(a.get("limit"))
+        try:
+            catalog = [e["label"] for e in self.store.labels()]
+            for lab in wanted:
+                if lab not in catalog:
+                    return True, err("invalid_summary_labels", message=_INVALID_LABELS,
+                                     invalid_label=lab, available_summary_labels=catalog)
+            items = self.store.recall(wanted, limit if limit > 0 else 8)
+        except Exception as e:  # noqa: BLE001
+            return failed("memory_recall", e, self._log)
+        # Recall changes no memory (ESP-Claw says changed: true; DESIGN.md difference 6).
+        return True, _ok("memory_recall", False, items=[_item_json(it) for it in items])
+
+    async def memory_list(self, raw=None, request=None):
+        try:
+            items = self.store.list()
+        except Exception as e:  # noqa: BLE001
+            return failed("memory_list", e, self._log)
+        out = []
+        used = 0
+        for it in items:
+            js = _item_json(it)
+            if used + len(js) > _LIST_MAX and out:
+                break
+            out.append(js)
+            used += len(js) + 1
+        extra = ""
+        if len(out) < len(items):
+            # Bounded, and still valid JSON (ESP-Claw cut its 32 KiB buffer mid-text).
+            extra = ',"truncated":true,"total":%d' % len(items)
+        return True, _ok("memory_list", False, items=out, extra=extra)
+
+    async def memory_update(self, raw, request=None):
+        a, mid, error = _id_args(raw)
+        if error:
+            return False, error
+        try:
+            it, changed = self.store.update(mid, _text(a.get("content")) or None, _text(a.get("tags")) or None,
+                                            _text(a.get("keywords")) or None, _text(a.get("source")) or None)
+        except Exception as e:  # noqa: BLE001
+            return failed("memory_update", e, self._log)
+        return self._done("memory_update", it, changed, request)
+
+    async def memory_forget(self, raw, request=None):
+        a, mid, error = _id_args(raw)
+        if error:
+            return False, error
+        try:
+            it, changed = self.store.forget(mid)
+        except Exception as e:  # noqa: BLE001
+            return failed("memory_forget", e, self._log)
+        if self.extraction is not None:
+            self.extraction.forgotten(it)
+        return self._done("memory_forget", it, changed, request)
+
+    def tools(self):
+        return [
+            Tool("memory_store", "Save one fact about the user to long-term memory, as a short "
+                 "normalised statement with a few precise tags and keywords.", _STORE_SCHEMA,
+                 self.memory_store),
+            Tool("memory_recall", "Read long-term memories by summary labels copied exactly from "
+                 "the label catalog in the system prompt.", _RECALL_SCHEMA, self.memory_recall),
+            Tool("memory_list", "List every long-term memory with its memory_id.", _LIST_SCHEMA,
+                 self.memory_list),
+            Tool("memory_update", "Change one long-term memory, found by its exact memory_id; "
+                 "give the corrected fact and its tags and keywords.", _UPDATE_SCHEMA,
+                 self.memory_update),
+            Tool("memory_forget", "Delete one long-term memory by its exact memory_id.",
+                 _FORGET_SCHEMA, self.memory_forget),
+        ]
