@@ -1,5 +1,7 @@
-# Freeze claw_memory (and the aiohttp it needs) into firmware, or compile it with
-# manifestfile.py. json is built into every firmware: never require("json").
+# Freeze claw_memory (and the aiohttp its LLM clients need) into firmware, or compile it with
+# manifestfile.py. The pieces in manifests/ select files: lite.py (profile, MEMORY.md,
+# session history), full.py (lite plus the long-term store), agent.py (agent loop and LLM
+# clients, requires aiohttp). json is built into every firmware: never require("json").
 metadata(description="Persistent memory for on-device LLM agents", version="0.1.0", license="MIT")
-require("aiohttp")
-package("claw_memory")
+include("manifests/full.py")
+include("manifests/agent.py")

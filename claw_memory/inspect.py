@@ -6,95 +6,102 @@
 #   >>> inspect.history("chat:web:local:default_01", 5)
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
 #
-# Each function prints a compact table and returns the rows; `show=False` only returns them.
+# Each function takes an opened memory (`mem=`) or a data root (`root=`, opened once and
+# reused); it prints a compact table and returns the rows (`show=False` only returns them).
+# A root without a long-term store (LITE) is opened in LITE mode: nothing of the store is
+# created by looking at it.
 
-from . import text
+from . import messages, text
 
-_W = 60  # characters of text shown per cell
-
-
-def _mem(root):
-    from .memory import Memory
-
-    return Memory(root, extract=False)
+_last = None  # (root, Memory): the root opened most recently
 
 
-def _cut(s, n=_W):
-    s = (s or "").replace("\n", " ")
-    return s if len(s) <= n else s[: n - 1] + "~"
+def _mem(root=None, mem=None):
+    global _last
+    if mem is not None:
+        return mem
+    from . import fsutil
+    from .memory import FULL, LITE, Memory
+    from .paths import Layout
+
+    lay = Layout(root)
+    if _last is not None and _last[0] == lay.root:
+        return _last[1]
+    mode = FULL if fsutil.exists(lay.records) else LITE
+    _last = (lay.root, Memory(lay.root, mode=mode, extract=False))
+    return _last[1]
 
 
-def _pad(s, w):
-    s = str(s)
-    return s + " " * (w - len(s))
+def table(rows, cols, title=None):
+    """Print rows (dicts) as a table of the given columns."""
+    if title:
+        print("\n== %s ==" % title)
+    if not rows:
+        print("(none)")
+        return
+    widths = [max([len(c)] + [len(str(r.get(c, ""))) for r in rows]) for c in cols]
+    print("  ".join(c + " " * (w - len(c)) for c, w in zip(cols, widths)).rstrip())
+    for r in rows:
+        print("  ".join(str(r.get(c, "")) + " " * (w - len(str(r.get(c, ""))))
+                        for c, w in zip(cols, widths)).rstrip())
 
 
-def _table(rows, cols, show):
+def _show(rows, cols, show):
     if show:
-        widths = [max([len(c)] + [len(str(r[c])) for r in rows]) for c in cols]
-        print("  ".join(_pad(c, w) for c, w in zip(cols, widths)).rstrip())
-        for r in rows:
-            print("  ".join(_pad(r[c], w) for c, w in zip(cols, widths)).rstrip())
-        if not rows:
-            print("(none)")
+        table(rows, cols)
     return rows
 
 
-def sessions(root=None, show=True):
+def sessions(root=None, show=True, mem=None):
     """Every session file: bytes, records (pending included), pending, blocked."""
-    rows = _mem(root).sessions.list()
-    return _table(rows, ("file", "bytes", "records", "pending", "blocked"), show)
+    return _show(_mem(root, mem).sessions.list(), ("file", "bytes", "records", "pending", "blocked"), show)
 
 
-def history(session_id, n=10, root=None, show=True):
+def history(session_id, n=10, root=None, show=True, mem=None):
     """The last `n` messages of a session as (role, text) rows."""
     rows = []
-    for m in _mem(root).sessions.messages(session_id, backend="")[-n:]:
-        if m.get("role") == "tool":
-            body = "[result %s] %s" % (m.get("tool_call_id"), m.get("content"))
-        elif m.get("tool_calls"):
-            body = "[calls %s]" % ", ".join(c.get("function", {}).get("name", "?") for c in m["tool_calls"])
-        else:
-            from .session import visible_text
-
-            body = visible_text(m.get("content"))
-        rows.append({"role": m.get("role"), "text": _cut(body) if show else body})
-    return _table(rows, ("role", "text"), show)
+    for m in _mem(root, mem).sessions.messages(session_id, backend="")[-n:]:
+        row = messages.display(m)
+        if show:
+            row["text"] = messages.cut(row["text"])
+        rows.append(row)
+    return _show(rows, ("role", "text"), show)
 
 
-def items(root=None, limit=None, show=True):
-    """Active long-term items, best first."""
+def items(root=None, limit=None, show=True, mem=None):
+    """Active long-term items, best first ([] without a store)."""
+    store = _mem(root, mem).store
     out = []
-    for it in _mem(root).store.list()[:limit]:
+    for it in (store.list()[:limit] if store is not None else ()):
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
-                    "content": _cut(it["content"]) if show else it["content"]})
-    return _table(out, ("id", "access", "labels", "content"), show)
+                    "content": messages.cut(it["content"]) if show else it["content"]})
+    return _show(out, ("id", "access", "labels", "content"), show)
 
 
-def labels(root=None, show=True):
-    """The label catalog."""
-    rows = _mem(root).store.labels()
-    return _table(rows, ("summary_id", "label", "ref_count"), show)
+def labels(root=None, show=True, mem=None):
+    """The label catalog ([] without a store)."""
+    store = _mem(root, mem).store
+    return _show(store.labels() if store is not None else [], ("summary_id", "label", "ref_count"), show)
 
 
-def profile(root=None, show=True):
+def profile(root=None, show=True, mem=None):
     """The profile documents (first line shown)."""
-    prof = _mem(root).profile
+    prof = _mem(root, mem).profile
     rows = []
     for name in ("user", "soul", "identity"):
         body = prof.read(name)
-        rows.append({"name": name, "bytes": len(body.encode()), "text": _cut(body) if show else body})
-    return _table(rows, ("name", "bytes", "text"), show)
+        rows.append({"name": name, "bytes": len(body.encode()), "text": messages.cut(body) if show else body})
+    return _show(rows, ("name", "bytes", "text"), show)
 
 
-def stats(root=None, show=True):
+def stats(root=None, show=True, mem=None):
     """Bytes per layer, records, and the tokens each layer adds to a request (estimate;
     for sessions, the largest session's replayed history)."""
     from . import fsutil
     from ._compat import ilistdir
     from .core import Request
 
-    mem = _mem(root)
+    mem = _mem(root, mem)
 
     def size(path):
         if not fsutil.is_dir(path):
@@ -114,14 +121,13 @@ def stats(root=None, show=True):
     def tokens(name):
         return text.estimate_tokens(provs[name].collect(req) or "")
 
+    profile_bytes = sum(size(mem.profile.path(n)) for n in ("user", "soul", "identity"))
     rows = [
         {"layer": "sessions", "bytes": size(mem.layout.sessions),
          "records": sum(r["records"] for r in sess), "tokens": history},
-        {"layer": "profile", "bytes": sum(size(mem.profile.path(n)) for n in ("user", "soul", "identity")),
-         "records": 3, "tokens": tokens("Editable Profile Memory")},
-        {"layer": "long-term", "bytes": size(mem.layout.memory) - sum(
-            size(mem.profile.path(n)) for n in ("user", "soul", "identity")),
+        {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
+        {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
          "records": len(mem.store.list()) if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
     ]
-    return _table(rows, ("layer", "bytes", "records", "tokens"), show)
+    return _show(rows, ("layer", "bytes", "records", "tokens"), show)

@@ -27,8 +27,10 @@ import claw_memory
 from claw_memory import chats as chats_mod
 from claw_memory import fsutil
 from claw_memory import item as itm
+from claw_memory import profile as profile_mod
+from claw_memory import session as session_mod
+from claw_memory.messages import classify
 from claw_memory.profile import NAMES
-from claw_memory.session import classify
 
 from .ui import CliError, Progress
 
@@ -37,7 +39,7 @@ VERSION = 1
 _MAX_LINE = 1 << 20
 
 
-def _readonly_copy(root):
+def readonly_copy(root):
     """A temporary copy of a data root: reading through the package may repair files, and
     an export must not change its source."""
     tmp = tempfile.mkdtemp(prefix="claw-export-")
@@ -52,7 +54,7 @@ def export(root, out_path, progress=True):
     """Write the bundle of `root` to `out_path`; returns counts."""
     if not os.path.isdir(root):
         raise CliError("no data root at %s" % root)
-    copy = _readonly_copy(root)
+    copy = readonly_copy(root)
     try:
         mem = claw_memory.open(copy, extract=False)
         mem.store.compact()  # fold pending recall counts into the items
@@ -82,7 +84,7 @@ def export(root, out_path, progress=True):
                         continue
                     if not isinstance(key, str) or not key:
                         continue
-                    state = mem.chats._load(key)  # validated and repaired by the package
+                    state = mem.chats.state(key)  # validated and repaired by the package
                     if state:
                         lines.append({"type": "chat_map", "chat_key": key, "current_alias": state[0],
                                       "sessions": state[1]})
@@ -152,8 +154,8 @@ def read(path):
             name = obj.get("name")
             if not isinstance(name, str) or name not in NAMES or not isinstance(obj.get("content"), str):
                 _bad(n, "profile needs a name (user, soul, identity) and a content")
-            if len(obj["content"].encode("utf-8", "replace")) > 8192:
-                _bad(n, "profile %s is larger than 8192 bytes" % name)
+            if len(obj["content"].encode("utf-8", "replace")) > profile_mod.MAX_BYTES:
+                _bad(n, "profile %s is larger than %d bytes" % (name, profile_mod.MAX_BYTES))
             parts["profile"][obj["name"]] = obj["content"]
         elif kind == "memory_md":
             if not isinstance(obj.get("content"), str):
@@ -173,7 +175,7 @@ def read(path):
             parts["chat_maps"].append(obj)
         elif kind == "session":
             fname = obj.get("file")
-            if not isinstance(fname, str) or "/" in fname or not fname.startswith("s_") or not fname.endswith(".log"):
+            if not isinstance(fname, str) or not session_mod.is_log_name(fname):
                 _bad(n, "session needs a session file name")
             if fname in parts["sessions"]:
                 _bad(n, "session %s appears twice" % fname)
@@ -221,9 +223,9 @@ def import_(path, target, replace=False, progress=True):
         if parts["items"]:
             mem.store.restore(parts["items"])
         elif parts["memory_md"] is not None:
-            fsutil.replace(os.path.join(staging, "memory", "MEMORY.md"), parts["memory_md"].encode())
+            fsutil.replace(mem.md_path(), parts["memory_md"].encode())
         for m in parts["chat_maps"]:
-            mem.chats._save(m["chat_key"], m["current_alias"], m["sessions"])
+            mem.chats.save(m["chat_key"], m["current_alias"], m["sessions"])
         bar = Progress(len(parts["sessions"]), "import") if progress else None
         for fname, s in parts["sessions"].items():
             try:

@@ -18,6 +18,18 @@ def find(name, env=None):
     return shutil.which(name)
 
 
+def package_modules():
+    """Repository-relative paths of every module of claw_memory, subpackages included."""
+    out = []
+    pkg = os.path.join(ROOT, "claw_memory")
+    for dirpath, dirnames, files in os.walk(pkg):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                out.append(os.path.relpath(os.path.join(dirpath, name), ROOT).replace(os.sep, "/"))
+    return sorted(out)
+
+
 def micropython():
     """The unix-port binary: $MICROPYTHON, else the one beside this Python, else PATH; None
     when there is none."""

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 import claw_memory
+from claw_memory import messages
 
 from . import board, bundle, hosttools
 from .ui import EXIT_OK, EXIT_PROBLEMS, EXIT_TOOL, EXIT_USAGE, CliError, Progress, emit_json, table
@@ -32,7 +33,7 @@ def _local_copy(args):
         raise CliError("give a data root folder, or --port for a board", EXIT_USAGE)
     if not os.path.isdir(args.root):
         raise CliError("no data root at %s" % args.root)
-    return bundle._readonly_copy(args.root), os.path.abspath(args.root)
+    return bundle.readonly_copy(args.root), os.path.abspath(args.root)
 
 
 def _with_copy(args, fn):
@@ -50,24 +51,23 @@ def cmd_inspect(args):
     from claw_memory import inspect as insp
 
     def run(mem, where):
-        root = mem.layout.root
         mem.store.compact()  # on the copy: recall counts still in the digest show up
-        sessions = insp.sessions(root, show=False)
+        sessions = insp.sessions(show=False, mem=mem)
         for s in sessions:
             msgs = mem.sessions.messages(None, backend="", file=s["file"])
-            s["history"] = _history_rows(msgs[-args.last:] if args.last else msgs)
-        out = {"root": where, "sessions": sessions, "items": insp.items(root, show=False),
-               "labels": insp.labels(root, show=False),
-               "profile": {p["name"]: p["text"] for p in insp.profile(root, show=False)}}
+            s["history"] = [messages.display(m) for m in (msgs[-args.last:] if args.last else msgs)]
+        out = {"root": where, "sessions": sessions, "items": insp.items(show=False, mem=mem),
+               "labels": insp.labels(show=False, mem=mem),
+               "profile": {p["name"]: p["text"] for p in insp.profile(show=False, mem=mem)}}
         if args.json:
             emit_json(out)
             return EXIT_OK
         print("data root: %s" % where)
         table(sessions, ("file", "bytes", "records", "pending", "blocked"), "sessions")
         for s in sessions:
-            table([dict(r, text=_cut(r["text"], 100)) for r in s["history"]], ("role", "text"),
+            table([dict(r, text=messages.cut(r["text"], 100)) for r in s["history"]], ("role", "text"),
                   "history %s (last %d)" % (s["file"], len(s["history"])))
-        table([dict(i, content=_cut(i["content"], 80)) for i in out["items"]],
+        table([dict(i, content=messages.cut(i["content"], 80)) for i in out["items"]],
               ("id", "access", "labels", "content"), "items")
         table(out["labels"], ("summary_id", "label", "ref_count"), "label catalog")
         print("\n== profile ==")
@@ -78,35 +78,11 @@ def cmd_inspect(args):
     return _with_copy(args, run)
 
 
-def _cut(s, n):
-    s = (s or "").replace("\n", " ")
-    return s if len(s) <= n else s[: n - 1] + "~"
-
-
-def _history_rows(msgs):
-    from claw_memory.session import visible_text
-
-    rows = []
-    for m in msgs:
-        if m.get("role") == "tool":
-            body = "[result of %s] %s" % (m.get("tool_call_id"), m.get("content"))
-        elif m.get("tool_calls"):
-            body = "[calls %s]" % ", ".join(c.get("function", {}).get("name", "?") for c in m["tool_calls"])
-        else:
-            body = visible_text(m.get("content"))
-            if isinstance(m.get("content"), list):
-                uses = [b.get("name") for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-                if uses:
-                    body = (body + " " if body else "") + "[calls %s]" % ", ".join(uses)
-        rows.append({"role": m.get("role"), "text": body})
-    return rows
-
-
 def cmd_stats(args):
     from claw_memory import inspect as insp
 
     def run(mem, where):
-        rows = insp.stats(mem.layout.root, show=False)
+        rows = insp.stats(show=False, mem=mem)
         if args.json:
             emit_json({"root": where, "layers": rows})
         else:
@@ -284,22 +260,21 @@ def _compile(dest):
     mpy_cross = hosttools.find("mpy-cross")
     if not mpy_cross:
         raise CliError("mpy-cross not found: run python3 tools/dev.py setup", EXIT_TOOL)
-    src = os.path.join(hosttools.ROOT, "claw_memory")
-    mods = sorted(n for n in os.listdir(src) if n.endswith(".py"))
-    out_dir = os.path.join(dest, "claw_memory")
-    os.makedirs(out_dir, exist_ok=True)
+    mods = hosttools.package_modules()
     bar = Progress(len(mods), "mpy-cross")
     total = 0
-    for name in mods:
-        out = os.path.join(out_dir, name[:-3] + ".mpy")
-        r = subprocess.run([mpy_cross, "-march=xtensawin", "-o", out, os.path.join(src, name)],
-                           capture_output=True, text=True)
+    for mod in mods:
+        out = os.path.join(dest, mod[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        # A relative source path: mpy-cross embeds it, and it must not depend on this machine.
+        r = subprocess.run([mpy_cross, "-march=xtensawin", "-o", out, mod], capture_output=True,
+                           text=True, cwd=hosttools.ROOT)
         if r.returncode:
-            raise CliError("mpy-cross failed on %s: %s" % (name, r.stderr.strip()))
+            raise CliError("mpy-cross failed on %s: %s" % (mod, r.stderr.strip()))
         total += os.path.getsize(out)
-        bar.step(name)
+        bar.step(mod)
     bar.done()
-    return out_dir, len(mods), total
+    return os.path.join(dest, "claw_memory"), len(mods), total
 
 
 def cmd_deploy(args):
@@ -314,7 +289,7 @@ def cmd_deploy(args):
         try:
             if args.source:
                 pkg = os.path.join(hosttools.ROOT, "claw_memory")
-                files, size = len([n for n in os.listdir(pkg) if n.endswith(".py")]), 0
+                files, size = len(hosttools.package_modules()), 0
             else:
                 pkg, files, size = _compile(tmp)
             board.exec_code(args.port, "import os\ntry:\n os.mkdir('lib')\nexcept OSError:\n pass")

@@ -3,6 +3,8 @@
 import json
 import sys
 
+from claw_memory import inspect
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify) or failed
 EXIT_USAGE = 2
@@ -23,15 +25,7 @@ def emit_json(obj):
 
 
 def table(rows, cols, title=None):
-    if title:
-        print("\n== %s ==" % title)
-    if not rows:
-        print("(none)")
-        return
-    widths = [max([len(c)] + [len(str(r.get(c, ""))) for r in rows]) for c in cols]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
-    for r in rows:
-        print("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths)).rstrip())
+    inspect.table(rows, cols, title)
 
 
 class Progress:

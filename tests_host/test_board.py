@@ -26,6 +26,7 @@ SCRIPT = os.path.join(ROOT, "tools", "build_firmware.sh")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import gen_package_json  # noqa: E402
+from manifest_sim import PORT_DIR, ManifestRun  # noqa: E402
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -128,79 +129,6 @@ def test_romfs_partition():
 
 # --- manifests -------------------------------------------------------------------------
 
-PORT_DIR = "/<micropython>/ports/esp32"  # not on this machine: its manifest is only recorded
-
-
-class ManifestRun:
-    """Run manifests the way tools/manifestfile.py does, recording what they ask for.
-
-    $(PORT_DIR) and $(BOARD_DIR) are substituted; includes under the port are recorded, not
-    run; everything else is run once per file, each include being its own metadata() level.
-    """
-
-    def __init__(self):
-        self.calls = []          # (manifest path, name, args, kwargs)
-        self.frozen = []         # repo-relative .py paths that package()/module() freeze
-        self.ran = []
-        self.metadata_levels = []
-
-    def _subst(self, path):
-        return path.replace("$(PORT_DIR)", PORT_DIR).replace("$(BOARD_DIR)", BOARD)
-
-    def run(self, path):
-        path = os.path.normpath(path)
-        if path in self.ran:
-            return
-        self.ran.append(path)
-        here = os.path.dirname(path)
-        level = {"metadata": 0}
-
-        def rec(name):
-            def f(*a, **k):
-                self.calls.append((path, name, a, k))
-            return f
-
-        def include(manifest_path, **kwargs):
-            self.calls.append((path, "include", (manifest_path,), kwargs))
-            paths = [manifest_path] if isinstance(manifest_path, str) else list(manifest_path)
-            for p in paths:
-                p = self._subst(p)
-                if p.startswith(PORT_DIR):
-                    continue
-                p = os.path.join(here, p)
-                if os.path.isdir(p):
-                    p = os.path.join(p, "manifest.py")
-                assert os.path.isfile(p), "include() of a missing manifest: %s" % p
-                self.run(p)
-
-        def metadata(**kwargs):
-            self.calls.append((path, "metadata", (), kwargs))
-            level["metadata"] += 1
-            assert level["metadata"] == 1, "Duplicate call to metadata() in %s" % path
-
-        def package(package_path, files=None, base_path=".", opt=None):
-            self.calls.append((path, "package", (package_path,), {}))
-            top = os.path.normpath(os.path.join(here, self._subst(base_path), package_path))
-            for dirpath, dirnames, names in os.walk(top):
-                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-                for n in names:
-                    if n.endswith(".py") and (files is None or n in files):
-                        rel = os.path.relpath(os.path.join(dirpath, n), ROOT)
-                        self.frozen.append(rel.replace(os.sep, "/"))
-
-        def module(module_path, base_path=".", opt=None):
-            self.calls.append((path, "module", (module_path,), {}))
-            p = os.path.normpath(os.path.join(here, self._subst(base_path), module_path))
-            self.frozen.append(os.path.relpath(p, ROOT).replace(os.sep, "/"))
-
-        env = {
-            "include": include, "metadata": metadata, "package": package, "module": module,
-            "require": rec("require"), "add_library": rec("add_library"),
-            "freeze": rec("freeze"), "c_module": rec("c_module"),
-        }
-        with open(path) as f:
-            exec(compile(f.read(), path, "exec"), env)
-        self.metadata_levels.append((path, level["metadata"]))
 
 
 def test_board_manifest_includes_port_manifest_then_repo_manifest():
@@ -213,7 +141,8 @@ def test_board_manifest_includes_port_manifest_then_repo_manifest():
     assert second.startswith("$(BOARD_DIR)")
     resolved = os.path.normpath(second.replace("$(BOARD_DIR)", BOARD))
     assert resolved == os.path.join(ROOT, "manifest.py")
-    assert run.ran == [os.path.join(BOARD, "manifest.py"), os.path.join(ROOT, "manifest.py")]
+    pieces = [os.path.join(ROOT, "manifests", p) for p in ("full.py", "lite.py", "agent.py")]
+    assert run.ran == [os.path.join(BOARD, "manifest.py"), os.path.join(ROOT, "manifest.py")] + pieces
 
 
 def test_firmware_freezes_exactly_the_package_and_requires_aiohttp():
@@ -224,9 +153,10 @@ def test_firmware_freezes_exactly_the_package_and_requires_aiohttp():
     names = [(c[1], c[2]) for c in run.calls]
     assert ("require", ("aiohttp",)) in names
     assert not any(n == "require" and a[0] == "json" for n, a in names), "json is built in"
-    # metadata() once, at the repository manifest's level only.
-    assert dict(run.metadata_levels) == {
-        os.path.join(BOARD, "manifest.py"): 0, os.path.join(ROOT, "manifest.py"): 1}
+    # metadata() once per manifest of the repository (each is its own level), none at the board's.
+    levels = dict(run.metadata_levels)
+    assert levels.pop(os.path.join(BOARD, "manifest.py")) == 0
+    assert set(levels.values()) == {1} and len(levels) == 4
 
 
 # --- mpconfigboard.cmake, sdkconfig.board, mpconfigboard.h -----------------------------

@@ -12,56 +12,45 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import gen_package_json  # noqa: E402
 from claw_memory_cli import hosttools  # noqa: E402
+from manifest_sim import ManifestRun, frozen  # noqa: E402
 
 
-def _run_manifest(path, calls):
-    """Execute a manifest with recording stand-ins for the build's globals."""
-
-    def rec(name):
-        return lambda *a, **k: calls.append((name, a, k))
-
-    env = {n: rec(n) for n in ("metadata", "require", "package", "module", "include")}
-    with open(path) as f:
-        exec(compile(f.read(), path, "exec"), env)
-
-
-def _package_modules(pkg_dir):
-    # What manifestfile.py's package() freezes: every .py below the directory.
-    out = []
-    for dirpath, dirnames, files in os.walk(os.path.join(ROOT, pkg_dir)):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        out += [os.path.relpath(os.path.join(dirpath, f), ROOT) for f in files if f.endswith(".py")]
-    return sorted(p.replace(os.sep, "/") for p in out)
-
-
-def test_manifest_calls_metadata_first_then_package_and_aiohttp():
-    calls = []
-    _run_manifest(os.path.join(ROOT, "manifest.py"), calls)
-    names = [c[0] for c in calls]
-    assert names[0] == "metadata"
-    assert names.count("metadata") == 1
-    assert ("require", ("aiohttp",), {}) in calls
-    assert ("package", ("claw_memory",), {}) in calls
-    assert not any(c[0] == "require" and c[1][0] == "json" for c in calls), "json is built in"
-    version = calls[0][2]["version"]
+def test_every_manifest_starts_with_metadata_and_only_the_agent_needs_aiohttp():
     import claw_memory
 
-    assert version == claw_memory.__version__
+    for m in ("manifest.py", "manifests/lite.py", "manifests/full.py", "manifests/agent.py"):
+        own = []
+        env = {n: (lambda n: lambda *a, **k: own.append((n, a, k)))(n)
+               for n in ("metadata", "require", "package", "module", "include")}
+        with open(os.path.join(ROOT, m)) as f:
+            exec(compile(f.read(), m, "exec"), env)
+        assert own[0][0] == "metadata", m
+        assert own[0][2]["version"] == claw_memory.__version__, m
+        requires = [c[1][0] for c in own if c[0] == "require"]
+        assert requires == (["aiohttp"] if m == "manifests/agent.py" else []), m
+    run = ManifestRun()
+    run.run(os.path.join(ROOT, "manifest.py"))
+    assert ("aiohttp",) in [c[2] for c in run.calls if c[1] == "require"]
+    assert not any(c[1] == "require" and c[2][0] == "json" for c in run.calls), "json is built in"
+
+
+def test_manifest_pieces_name_existing_files_and_cover_the_package_once():
+    lite = frozen("manifests/lite.py")
+    full = frozen("manifests/full.py")
+    agent = frozen("manifests/agent.py")
+    for f in lite + full + agent:
+        assert os.path.isfile(os.path.join(ROOT, f)), f
+    assert set(lite) < set(full), "full includes lite"
+    assert not set(agent) & set(full), "the agent piece adds only its own files"
+    assert len(set(full)) == len(full), "no file twice"
+    assert sorted(full + agent) == gen_package_json.modules(), "every module exactly once"
 
 
 def test_manifest_and_package_json_list_exactly_the_package_modules():
     import json
 
-    calls = []
-    _run_manifest(os.path.join(ROOT, "manifest.py"), calls)
-    frozen = []
-    for name, args, _ in calls:
-        if name == "package":
-            frozen += _package_modules(args[0])
-        elif name == "module":
-            frozen.append(args[0])
     on_disk = gen_package_json.modules()
-    assert sorted(frozen) == on_disk
+    assert sorted(frozen("manifest.py")) == on_disk
     with open(os.path.join(ROOT, "package.json")) as f:
         pj = json.load(f)
     assert sorted(u[0] for u in pj["urls"]) == on_disk
@@ -98,3 +87,47 @@ def test_every_module_compiles_for_xtensawin(tmp_path):
         print("%-40s %6d" % (mod, n))
     print("total .mpy (xtensawin): %d bytes" % total)
     assert total > 0
+
+
+_LITE_RUN = r"""
+import asyncio, json, sys
+from flashsim import mount
+mount("lfs2", "/flash", blocks=128)
+import claw_memory
+from claw_memory.core import Request
+mem = claw_memory.open("/flash", mode="lite")
+sid = mem.chats.session_id("uart", "console")
+mem.sessions.persist(sid, [(1, None, "hello")])
+mem.sessions.persist(sid, [(2, None, "hi")], True)
+req = Request("next", sid, "uart", "console")
+got = {p.name: p.collect(req) for p in mem.providers()}
+tools = {t.name: t for t in mem.tools(session_command=True)}
+ok, out = asyncio.run(tools["profile_read"].handler('{"name":"user"}', req))
+assert ok and json.loads(out)["name"] == "user"
+assert mem.session_command("uart", "console", "new trip").startswith("Started")
+assert [m["content"] for m in got["Session History"]] == ["hello", "hi"], got
+assert got["Long-term Memory"].startswith("# Long-term Memory")
+assert sorted(t for t in tools) == ["profile_read", "profile_update", "session_command"]
+mem.close()
+print("LOADED " + json.dumps(sorted(m for m in sys.modules if m.startswith("claw_memory"))))
+"""
+
+
+def test_lite_set_runs_a_lite_memory_and_imports_nothing_else(tmp_path):
+    import json
+    import shutil
+
+    lite = frozen("manifests/lite.py")
+    for f in lite:
+        dest = tmp_path / f
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(os.path.join(ROOT, f), dest)
+    env = dict(os.environ)
+    env["MICROPYPATH"] = os.pathsep.join([str(tmp_path), os.path.join(ROOT, "tools", "mplib"), ".frozen"])
+    r = subprocess.run([hosttools.micropython(), "-X", "heapsize=4M", "-c", _LITE_RUN], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    loaded = json.loads(r.stdout.split("LOADED ", 1)[1])
+    names = {f[:-3].replace("/__init__", "").replace("/", ".") for f in lite}
+    assert set(loaded) <= names, set(loaded) - names
+    assert "claw_memory.store" not in loaded and "claw_memory.item" not in loaded

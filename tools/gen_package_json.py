@@ -11,17 +11,13 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from claw_memory_cli import hosttools  # noqa: E402
 
 
 def modules():
-    out = []
-    pkg = os.path.join(ROOT, "claw_memory")
-    for dirpath, dirnames, files in os.walk(pkg):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                out.append(os.path.relpath(os.path.join(dirpath, name), ROOT).replace(os.sep, "/"))
-    return sorted(out)
+    return hosttools.package_modules()
 
 
 def version():

@@ -38,8 +38,8 @@ def _good():
 def _target(mem, target):
     log = mem.sessions.path(SID)
     return {"log": log, "idx": log + ".idx", "pending": log + ".pending",
-            "records": mem.store.records, "index": mem.store.index, "digest": mem.store.digest,
-            "memory_md": mem.store.md}.get(target) or mem.layout.memory + "/" + target
+            "records": mem.store.records_path, "index": mem.store.index_path, "digest": mem.store.digest_path,
+            "memory_md": mem.store.md_path}.get(target) or mem.layout.memory + "/" + target
 
 
 def _apply(path, how, data):
@@ -72,7 +72,8 @@ def test_damaged_files():
         with open(CORPUS + c["name"], "rb") as f:
             data = f.read()
         _apply(_target(mem, c["target"]), c["how"], data)
-        mem = claw_memory.open("/flash", extract=False)
+        logs = []
+        mem = claw_memory.open("/flash", extract=False, log=logs.append)
         what = "%s (%s)" % (c["name"], c["why"])
         msgs = mem.sessions.messages(SID)
         logged = [m for m in msgs if m.get("content") != "pending question"]
@@ -87,8 +88,16 @@ def test_damaged_files():
             eq(len(logged), 12, what + ": history untouched")
         items = sorted(i["content"] for i in mem.store.list())
         eq(items, ["User has a cat", "User likes tea", "User lives in Oslo"], what + ": items")
-        for p in mem.providers():
-            p.collect(Request("x", SID))  # never raises
+        got = {p.name: p.collect(Request("x", SID)) for p in mem.providers()}
+        eq([l for l in logs if "provider" in l], [], what + ": no provider failed")
+        ok(isinstance(got["Editable Profile Memory"], str), what + ": profile section")
+        for lab in ("drink", "city", "pets"):
+            ok("- %s\n" % lab in got["Long-term Memory"], what + ": catalog lists " + lab)
+        ok(isinstance(got["Session History"], list) and len(got["Session History"]) >= min(c["keep"], 1)
+           if c["target"] in ("log", "idx", "pending") else got["Session History"] == msgs,
+           what + ": history section")
+        ok(isinstance(got["Memory Skills"], str) and "memory_recall" in got["Memory Skills"],
+           what + ": skills section")
         prof = mem.profile.read()
         ok(all(isinstance(v, str) and len(v.encode()) <= 8192 for v in prof.values()), what + ": profile")
         # The next turn and the next store work, and repair agrees.
@@ -106,11 +115,13 @@ def test_lite_mode_with_a_binary_memory_md():
     os.mkdir("/flash/memory")
     with open(CORPUS + "memory_md_binary.bin", "rb") as f, open("/flash/memory/MEMORY.md", "wb") as g:
         g.write(f.read())
-    mem = claw_memory.open("/flash", mode="lite")
+    logs = []
+    mem = claw_memory.open("/flash", mode="lite", log=logs.append)
     body = mem.providers()[1].collect(Request("x"))
+    eq(logs, [], "the provider did not fail")
     ok(body is None or isinstance(body, str), "cleaned text or nothing")
     if body:
-        body.encode()  # valid UTF-8
+        eq(body.encode().decode(), body, "valid UTF-8")
     dev.unmount()
 
 

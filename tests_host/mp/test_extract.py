@@ -105,7 +105,7 @@ async def test_garbage_and_odd_answers():
     dev.unmount()
 
 
-async def test_llm_error_queue_full_and_timeout():
+async def test_llm_error_is_counted_and_a_full_queue_skips_extraction():
     x = ScriptedLLM([LLMError("HTTP 500", "http", 500)])
     dev, mem = _open(x)
     r, note = await _request(mem, "I like cats")
@@ -138,7 +138,8 @@ async def test_stage_note_waits_a_bounded_time():
     eq(mem.extraction.stats["timeouts"], 1, "counted")
     await asyncio.sleep(0.6)
     eq(mem.store.list(), [], "a late answer is never applied")
-    mem.hooks().stage_note  # noqa: B018
+    eq(await mem.hooks().stage_note(r), None, "asking again finds no job")
+    eq(mem.store.list(), [], "still nothing applied")
     dev.unmount()
     dev, mem = _open(SlowLLM(0.05, _answer("none", ("User likes slow jazz", ["music"], []))), stage_note_wait=2)
     r, note = await _request(mem, "I like slow jazz")

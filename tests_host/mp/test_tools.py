@@ -81,7 +81,9 @@ async def test_memory_recall():
     ok(out.startswith('{"ok":true,"action":"memory_recall","changed":false,"items":[{"id":"mem-'), "envelope")
     eq([i["content"] for i in js["items"]], ["User likes sushi"], "items")
     eq(js["items"][0]["summary_labels"], ["food"], "item shape with labels")
-    ok(list(js["items"][0].keys()) is not None and "deleted" in js["items"][0], "full item")
+    eq(sorted(js["items"][0]), sorted(["id", "source", "content", "tags", "keywords", "created_at",
+                                        "updated_at", "access_count", "deleted", "summary_ids",
+                                        "summary_labels"]), "full item")
     good, out, js = await _run(tools, "memory_recall", {"summary_labels": ["fod"]})
     eq(good, True, "returned as a normal result (ESP-Claw returns it with ESP_OK)")
     eq(js, {"ok": False, "error": "invalid_summary_labels",

@@ -1,0 +1,34 @@
+# LITE: profile documents, MEMORY.md as the user's document, and session history; what
+# `claw_memory.open(mode="lite")` imports, and nothing else.
+metadata(description="claw_memory, LITE mode: profile, MEMORY.md, session history", version="0.1.0",
+         license="MIT")
+package(
+    "claw_memory",
+    files=(
+        "__init__.py",
+        "_compat.py",
+        "chats.py",
+        "core.py",
+        "fsutil.py",
+        "hooks.py",
+        "inspect.py",
+        "memory.py",
+        "memory_md.py",
+        "messages.py",
+        "paths.py",
+        "profile.py",
+        "providers.py",
+        "skills.py",
+        "text.py",
+        "tools.py",
+        "session/__init__.py",
+        "session/compact.py",
+        "session/format.py",
+        "session/repair.py",
+        "session/replay.py",
+        "session/sessions.py",
+        "session/state.py",
+        "session/write.py",
+    ),
+    base_path="..",
+)
