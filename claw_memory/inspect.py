@@ -72,7 +72,9 @@ def items(root=None, limit=None, show=True, mem=None):
     """Active long-term items, best first ([] without a store)."""
     store = _mem(root, mem).store
     out = []
-    for it in (store.list()[:limit] if store is not None else ()):
+    for it in (store.list() if store is not None else ()):
+        if limit is not None and len(out) >= limit:
+            break
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
                     "content": messages.cut(it["content"]) if show else it["content"]})
     return _show(out, ("id", "access", "labels", "content"), show)
@@ -81,7 +83,7 @@ def items(root=None, limit=None, show=True, mem=None):
 def labels(root=None, show=True, mem=None):
     """The label catalog ([] without a store)."""
     store = _mem(root, mem).store
-    return _show(store.labels() if store is not None else [], ("summary_id", "label", "ref_count"), show)
+    return _show(list(store.labels()) if store is not None else [], ("summary_id", "label", "ref_count"), show)
 
 
 def profile(root=None, show=True, mem=None):
@@ -127,7 +129,7 @@ def stats(root=None, show=True, mem=None):
          "records": sum(r["records"] for r in sess), "tokens": history},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
-         "records": len(mem.store.list()) if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
+         "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
     ]
     return _show(rows, ("layer", "bytes", "records", "tokens"), show)

@@ -16,6 +16,7 @@ package(
         "store/markdown.py",
         "store/records.py",
         "store/store.py",
+        "store/table.py",
     ),
     base_path="..",
 )
