@@ -197,7 +197,10 @@ class _Client:
             headers[k] = self.headers[k]
         status, data = await transport.post(name, self.base_url + self.path, headers, body,
                                             self.tls, self.timeout, self.max_answer)
-        obj = _check(name, status, _decode(data))
+        text = _decode(data)
+        data = None  # RAM: the answer is held once as bytes, once as text, not both at the end
+        obj = _check(name, status, text)
+        text = None
         try:
             return self._reply(obj)
         except _Bad as e:

@@ -162,15 +162,16 @@ async def post(name, url, headers, body, tls, timeout, max_answer=MAX_ANSWER):
     """POST `body` (a Body) to `url`; returns (status, answer bytes). Every failure is an
     LLMError (kind timeout, tls, network, malformed), except BodyError and MemoryError."""
     aiohttp = aiohttp_module()
-    headers = dict(headers)
+    headers = {k: v for k, v in headers.items() if k.lower() != "content-length"}
     headers["Content-Length"] = str(body.length)
     sock = None
     if MICROPYTHON:
+        # request_raw() sends only these headers (not the session's); its Host has no port.
         scheme, host, port, _ = split_url(url)
-        headers["Host"] = host if port == (443 if scheme == "https" else 80) else "%s:%d" % (
-            host, port)
-        headers["Connection"] = "close"
-        headers["User-Agent"] = "claw_memory"
+        default = port == (443 if scheme == "https" else 80)
+        _default(headers, "Host", host if default else "%s:%d" % (host, port))
+        _default(headers, "Connection", "close")
+        _default(headers, "User-Agent", "claw_memory")
         sock = _Sock(tls)
         go = _post_mp(aiohttp, url, headers, body, sock, max_answer)
     else:
@@ -199,6 +200,12 @@ async def post(name, url, headers, body, tls, timeout, max_answer=MAX_ANSWER):
     finally:
         if sock is not None:
             sock.close()  # also when wait_for cancelled the request
+
+
+def _default(headers, name, value):
+    low = name.lower()
+    if not any(k.lower() == low for k in headers):
+        headers[name] = value
 
 
 def _exc(e):

@@ -26,7 +26,7 @@ from claw_memory_cli import hosttools  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tests_host")
-MPLIB = os.environ.get("CLAW_MPLIB", "")
+MPLIB = os.path.abspath(os.environ["CLAW_MPLIB"]) if os.environ.get("CLAW_MPLIB") else ""
 AIOHTTP = os.path.join(MPLIB, "python-ecosys", "aiohttp") if MPLIB else ""
 BACKENDS = ("openai", "anthropic", "openai_responses")
 
@@ -45,7 +45,8 @@ def probe(tmp_path, steps, heap="4M", timeout=60, aiohttp=True):
     plan = tmp_path / ("plan%d.json" % time.monotonic_ns())
     plan.write_text(json.dumps({"steps": steps}))
     env = dict(os.environ)
-    path = [ROOT, HERE, os.path.join(ROOT, "tools", "mplib")] + ([AIOHTTP] if aiohttp else []) + [".frozen"]
+    path = [ROOT, HERE, os.path.join(ROOT, "tools", "mplib")]
+    path += ([AIOHTTP] if aiohttp else []) + [".frozen"]
     env["MICROPYPATH"] = os.pathsep.join(path)
     r = subprocess.run([hosttools.micropython(), "-X", "heapsize=" + heap,
                         os.path.join(HERE, "llm_probe_mp.py"), str(plan)],
