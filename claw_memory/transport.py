@@ -50,6 +50,9 @@ def split_url(url):
     host, _, path = rest.partition("/")
     port = 443 if scheme == "https" else 80
     if host.startswith("["):  # [v6]:port
+        if MICROPYTHON:  # its request_raw() splits the host at the first ":"
+            raise ValueError("micropython-lib's aiohttp cannot reach an IPv6 address literal: %r"
+                             % (url,))
         end = host.find("]")
         tail = host[end + 1 :]
         if end < 0 or (tail and not tail.startswith(":")):
@@ -187,12 +190,11 @@ async def post(name, url, headers, body, tls, timeout, max_answer=MAX_ANSWER):
     except Exception as e:
         if body.error is not None:  # CPython's aiohttp wraps what the body raised
             raise body.error
-        if _tls_failure(e, tls, sock):
-            raise LLMError(
-                "%s: TLS connection to %s refused: %s (is the CA bundle right for this "
-                "host?)" % (name, url, _exc(e).strip()),
-                "tls",
-            )
+        why = _tls_failure(e, tls, sock)
+        if why:
+            hint = " (the server's certificate is not trusted for this host: check the CA bundle)"
+            raise LLMError("%s: TLS connection to %s refused: %s%s" % (
+                name, url, _exc(e), hint if why == "cert" else ""), "tls")
         if isinstance(e, OSError):
             raise LLMError("%s: cannot reach %s: %s" % (name, url, _exc(e)), "network")
         # CPython: aiohttp.ClientError that is no OSError (dropped connection, bad HTTP).
@@ -214,21 +216,24 @@ def _exc(e):
 
 
 def _tls_failure(e, tls, sock):
+    """"cert" for a certificate that did not verify, "tls" for another TLS failure, else ""."""
     if tls is None:
-        return False
+        return ""
     if MICROPYTHON:
-        # mbedTLS: a failed verification is a ValueError, other TLS errors an OSError with
-        # a negative (mbedTLS) code; both while request_raw() handshakes.
+        # mbedTLS, while request_raw() handshakes: a failed verification is a ValueError,
+        # other TLS errors an OSError with a negative (mbedTLS) code.
         if sock.sent:
-            return False
+            return ""
+        if isinstance(e, ValueError):
+            return "cert"
         code = e.args[0] if isinstance(e, OSError) and e.args else 0
-        return isinstance(e, ValueError) or (isinstance(code, int) and code < 0)
+        return "tls" if isinstance(code, int) and code < 0 else ""
     import ssl
 
-    if isinstance(e, ssl.SSLError):
-        return True
     aiohttp = aiohttp_module()
-    return isinstance(e, aiohttp.ClientSSLError)
+    if isinstance(e, (ssl.CertificateError, aiohttp.ClientConnectorCertificateError)):
+        return "cert"
+    return "tls" if isinstance(e, (ssl.SSLError, aiohttp.ClientSSLError)) else ""
 
 
 class _Fail(Exception):

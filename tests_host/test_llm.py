@@ -143,9 +143,10 @@ def test_from_config():
     assert llm.OpenAIResponses.backend == "openai_responses"
     with pytest.raises(ValueError):
         llm.from_config("gemini")
-    for bad in ("api.openai.com/v1", "ftp://x", "https://h:port/v1"):
+    for bad in ("api.openai.com/v1", "ftp://x", "https://h:port/v1", "http://[::1/v1"):
         with pytest.raises(ValueError):
             llm.from_config("openai", base_url=bad)
+    assert transport.split_url("http://[::1]:81/x") == ("http", "[::1]", 81, "/x")
 
 
 # -- tool calls ----------------------------------------------------------------------
@@ -932,11 +933,19 @@ def test_tls_verifies_the_server(certs, backend):
                       (srv, None)):  # None: the system store, which knows no test CA
             e = fails(client(s, backend, ca=ca))
             assert e.kind == "tls" and "TLS connection to https://127.0.0.1:" in str(e), e
+            assert "not trusted for this host" in str(e)
         assert len(srv.requests) == n and bad.requests == []  # no API key ever sent
         logs = []
         assert chat(client(bad, backend, insecure=True, log=logs.append)).text == "secure"
         assert len(logs) == 1 and "verification is OFF (insecure=True)" in logs[0]
         assert bad.last().headers.get("authorization", bad.last().headers.get("x-api-key"))
+
+
+def test_https_to_a_plain_http_server_is_a_tls_error(srv, certs):
+    srv.fallback = LLMServer.spec_reply("never")
+    url = "https://127.0.0.1:%d/v1" % srv.port
+    e = fails(llm.from_config("openai", base_url=url, ca=certs.ca, timeout=5))
+    assert e.kind == "tls" and "not trusted" not in str(e), e
 
 
 def test_plain_http_with_a_key_to_another_host_is_logged():

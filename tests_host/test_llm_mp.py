@@ -424,11 +424,14 @@ def test_no_fd_leaked_across_a_mix_of_failures(srv, certs, tmp_path):
                   step(tls, "openai", ca=certs.ca, timeout=0.3), step(tls, "anthropic", ca=certs.ca),
                   step(tls, "openai_responses", ca=certs.ca),
                   step(evil, "openai", ca=certs.ca), step(tls, "openai", ca=certs.wrong_ca),
-                  step(tls, "openai", ca=certs.ca, base_url="https://127.0.0.1:1/v1")]
+                  step(tls, "openai", ca=certs.ca, base_url="https://127.0.0.1:1/v1"),
+                  step(srv, "openai", ca=certs.ca, base_url="https://127.0.0.1:%d/v1" % srv.port)]
         rs, end = probe(tmp_path, steps)
     kinds = [r.get("kind") if not r["ok"] else "ok" for r in rs]
     assert kinds == ["timeout", "network", "network", "http", "malformed", "ok",
-                     "timeout", "network", "ok", "tls", "tls", "network"], rs
+                     "timeout", "network", "ok", "tls", "tls", "network", "tls"], rs
+    assert "not trusted for this host" in rs[9]["msg"]
+    assert "not trusted" not in rs[12]["msg"]  # https to an http server: no certificate at all
     no_leak(end)
 
 
