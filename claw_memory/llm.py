@@ -198,7 +198,7 @@ class _Client:
         status, data = await transport.post(name, self.base_url + self.path, headers, body,
                                             self.tls, self.timeout, self.max_answer)
         text = _decode(data)
-        data = None  # RAM: the answer is held once as bytes, once as text, not both at the end
+        data = None  # RAM: the bytes go before the text is parsed
         obj = _check(name, status, text)
         text = None
         try:

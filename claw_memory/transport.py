@@ -147,7 +147,7 @@ class Body:
                 if len(c) <= _PIECE:
                     buf += c
                 else:
-                    yield bytes(c)
+                    yield c if isinstance(c, bytes) else bytes(c)
             if n is not None and got != n:
                 self.error = BodyError(
                     "streamed history: json_length(%r) said %d bytes, json_chunks gave %s"
@@ -380,7 +380,8 @@ async def _post_cpython(aiohttp, url, headers, body, tls, max_answer):
             yield piece
 
     kw = {"ssl": tls} if tls is not None else {}
-    async with aiohttp.ClientSession() as s:
+    # no aiohttp timeouts (its defaults: 30 s to connect, 300 s in all): wait_for is the limit
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout()) as s:
         async with s.post(url, data=stream(), headers=headers, **kw) as r:
             out = bytearray()
             async for chunk in r.content.iter_chunked(_READ):

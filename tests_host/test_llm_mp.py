@@ -322,11 +322,13 @@ def test_tls_refuses_wrong_ca_self_signed_and_wrong_host_and_sends_nothing(certs
 
 def test_insecure_skips_verification_and_warns(certs, tmp_path):
     with LLMServer(ssl=tlscerts.server_context(certs.evil_cert, certs.evil_key)) as evil:
-        evil.reply("unverified hello")
-        (r,), end = probe(tmp_path, [step(evil, "openai", insecure=True)])
-        assert r["ok"] and r["text"] == "unverified hello"
-        assert len(end["log"]) == 1
-        assert "TLS certificate verification is OFF (insecure=True)" in end["log"][0]
+        evil.fallback = LLMServer.spec_reply("unverified hello")
+        rs, end = probe(tmp_path, [step(evil, b, insecure=True) for b in BACKENDS])
+        assert [r.get("text") for r in rs] == ["unverified hello"] * 3, rs
+        assert len(evil.requests) == 3
+    assert len(end["log"]) == 3
+    for backend, line in zip(BACKENDS, end["log"]):
+        assert line.startswith(backend + ": TLS certificate verification is OFF (insecure=True)")
     no_leak(end)
 
 
