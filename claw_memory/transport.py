@@ -7,7 +7,10 @@
 #   from flash is never held whole in RAM.
 # - Every path closes its socket. On MicroPython, aiohttp's request_raw() returns nothing
 #   when it fails after connecting (TLS handshake, a timeout while connecting), so the socket
-#   is caught where asyncio.open_connection() wraps it (_Sock) and closed in a finally.
+#   is caught where asyncio.open_connection() wraps it (_Sock) and closed in a finally. One
+#   window is MicroPython's own: open_connection() does not close the socket when connect()
+#   fails at once (no route, e.g. Wi-Fi down); the ESP32's socket finaliser closes it at the
+#   next garbage collection, the unix port's socket has none.
 
 import asyncio
 
