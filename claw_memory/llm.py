@@ -1,23 +1,22 @@
-# claw_memory: LLM clients (OpenAI chat completions, Anthropic messages) over aiohttp.
+# claw_memory: LLM clients (OpenAI chat completions, OpenAI Responses, Anthropic messages)
+# over aiohttp.
 # MIT license
+#
+# Each client turns the history (messages of any of the three backends, and streamed
+# elements: see transport.Body) into its wire shape, POSTs it through transport.py (verified
+# TLS, streamed body, no leaked socket) and turns the answer into a Reply whose `raw` is the
+# record the session layer persists. The shape conversions are the module-level functions
+# below the clients.
 
-import asyncio
 import json
 
+from . import certs, transport
 from ._compat import const, dumps, ticks_ms
 from .text import clean
+from .transport import LLMError, streamed
 
 _SNIPPET = const(200)  # characters of a non-JSON error body quoted in a message
-
-
-class LLMError(Exception):
-    """A chat request failed. `kind` is "http", "timeout", "network" or "malformed";
-    `status` is the HTTP status when there was one."""
-
-    def __init__(self, message, kind, status=None):
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
+_STATE = "_claw_provider_state"  # ESP-Claw's key for the Responses output kept with a tool call
 
 
 class ToolCall:
@@ -118,34 +117,16 @@ def _fill_ids(calls, key):
             c[key] = "call_%x_%d" % (ticks_ms() & 0xFFFFFFF, i)
 
 
-async def _post(name, url, headers, body, timeout):
-    """POST `body` (str), return (status, text). Transport failures become LLMError."""
-    import aiohttp  # lazily: the rest of the module works without it
-
-    async def go():
-        async with aiohttp.ClientSession() as s:
-            async with s.post(url, data=body, headers=headers) as r:
-                return r.status, await r.read()
-
-    try:
-        status, data = await asyncio.wait_for(go(), timeout)
-    except asyncio.TimeoutError:  # before OSError: it is one on CPython 3.11+
-        raise LLMError("%s: no answer within %g s" % (name, timeout), "timeout")
-    except MemoryError:
-        raise
-    except OSError as e:
-        raise LLMError("%s: cannot reach %s: %s" % (name, url, _exc(e)), "network")
-    except Exception as e:
-        # CPython: aiohttp.ClientError that is no OSError (dropped connection, bad HTTP);
-        # MicroPython: ValueError on TLS failures, IndexError/ValueError on a broken
-        # status line.
-        raise LLMError("%s: request to %s failed: %s" % (name, url, _exc(e)), "network")
-    return status, clean(data)
-
-
 def _exc(e):
     msg = str(e)
     return type(e).__name__ + (": " + msg if msg else "")
+
+
+def _decode(data):
+    try:
+        return str(data, "utf-8")
+    except UnicodeError:
+        return clean(data)  # invalid UTF-8 dropped
 
 
 def _check(name, status, text):
@@ -183,20 +164,30 @@ def _check(name, status, text):
 
 class _Client:
     backend = ""
+    path = ""
+    max_answer = transport.MAX_ANSWER  # bytes of an answer read at most
 
-    def __init__(self, base_url, model, api_key, timeout, max_tokens, headers):
+    def __init__(self, base_url, model, api_key, timeout, max_tokens, headers, ca, insecure,
+                 log):
+        transport.aiohttp_module()  # a clear ImportError now, not a failed chat later
+        transport.split_url(base_url)  # ValueError for anything but http(s)://host[:port]
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
         self.max_tokens = max_tokens
         self.headers = headers or {}
+        self.log = log
+        self.tls = certs.tls_context(self.base_url, ca, insecure, log, self.backend)
+        if api_key and log and transport.cleartext(self.base_url):
+            log("%s: the API key goes to %s over plain http" % (self.backend, self.base_url))
 
     async def chat(self, system, messages, tools=None):
         """One request; returns a Reply or raises LLMError."""
         name = self.backend
         try:
-            url, headers, body = self._request(system, messages, tools)
+            head, key, items, headers = self._request(system, messages, tools)
+            body = transport.Body(head, key, items, name)
         except (KeyError, IndexError, TypeError, AttributeError) as e:
             raise ValueError("%s: cannot convert the history: %s" % (name, _exc(e)))
         for k in self.headers:
@@ -204,8 +195,12 @@ class _Client:
             for old in [h for h in headers if h.lower() == k.lower()]:
                 del headers[old]
             headers[k] = self.headers[k]
-        status, text = await _post(name, url, headers, dumps(body), self.timeout)
+        status, data = await transport.post(name, self.base_url + self.path, headers, body,
+                                            self.tls, self.timeout, self.max_answer)
+        text = _decode(data)
+        data = None  # RAM: the bytes go before the text is parsed
         obj = _check(name, status, text)
+        text = None
         try:
             return self._reply(obj)
         except _Bad as e:
@@ -213,11 +208,18 @@ class _Client:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise LLMError("%s: malformed response: %s" % (name, _exc(e)), "malformed", status)
 
+    def _bearer(self):
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        return headers
+
 
 class OpenAI(_Client):
     """OpenAI-compatible chat completions."""
 
     backend = "openai"
+    path = "/chat/completions"
 
     def __init__(
         self,
@@ -227,26 +229,26 @@ class OpenAI(_Client):
         timeout=60,
         max_tokens=1024,
         headers=None,
+        ca=None,
+        insecure=False,
+        log=None,
     ):
-        super().__init__(base_url, model, api_key, timeout, max_tokens, headers)
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
 
     def _request(self, system, messages, tools):
         msgs = [{"role": "system", "content": system}] if system else []
         for m in messages:
-            msg = _to_openai(m)
+            msg = m if streamed(m) else _to_openai(m) if isinstance(m, dict) else None
             if msg:
                 msgs.append(msg)
-        body = {"model": self.model, "max_tokens": self.max_tokens, "messages": msgs}
+        head = {"model": self.model, "max_tokens": self.max_tokens}
         defs = _tool_defs(tools)
         if defs:
-            body["tools"] = [
+            head["tools"] = [
                 {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
                 for n, d, s in defs
             ]
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
-        return self.base_url + "/chat/completions", headers, body
+        return head, "messages", msgs, self._bearer()
 
     def _reply(self, obj):
         choices = obj.get("choices")
@@ -275,59 +277,11 @@ class OpenAI(_Client):
         return Reply(_text_of(msg.get("content")), out, dumps(msg), stop)
 
 
-def _to_openai(m):
-    """A history message as OpenAI wants it: role/content/tool_calls/tool_call_id only (some
-    servers reject extra fields such as reasoning_content)."""
-    role = m.get("role")
-    content = m.get("content")
-    if role == "user":
-        return {"role": "user", "content": content if content is not None else ""}
-    if role == "tool":
-        text = _result_text(m)
-        if m.get("is_error"):
-            text = "Error: " + text
-        return {"role": "tool", "tool_call_id": m.get("tool_call_id") or "", "content": text}
-    if role != "assistant":
-        return None  # no other role survives in the neutral history
-    calls = []
-    for c in m.get("tool_calls") or ():
-        if not isinstance(c, dict):
-            continue
-        fn = _dict(c.get("function"))
-        calls.append(
-            {
-                "id": c.get("id") or "",
-                "type": "function",
-                "function": {
-                    "name": fn.get("name") or "",
-                    "arguments": _args_text(fn.get("arguments")),
-                },
-            }
-        )
-    if isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "tool_use":
-                calls.append(
-                    {
-                        "id": b.get("id") or "",
-                        "type": "function",
-                        "function": {
-                            "name": b.get("name") or "",
-                            "arguments": _args_text(b.get("input")),
-                        },
-                    }
-                )
-    text = _text_of(content)
-    out = {"role": "assistant", "content": text if text or not calls else None}
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
 class Anthropic(_Client):
     """Anthropic messages API with tool_use."""
 
     backend = "anthropic"
+    path = "/v1/messages"
 
     def __init__(
         self,
@@ -338,22 +292,24 @@ class Anthropic(_Client):
         max_tokens=1024,
         headers=None,
         version="2023-06-01",
+        ca=None,
+        insecure=False,
+        log=None,
     ):
-        super().__init__(base_url, model, api_key, timeout, max_tokens, headers)
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
         self.version = version
 
     def _request(self, system, messages, tools):
-        body = {"model": self.model, "max_tokens": self.max_tokens}
+        head = {"model": self.model, "max_tokens": self.max_tokens}
         if system:
-            body["system"] = system
-        body["messages"] = _to_anthropic(messages)
+            head["system"] = system
         defs = _tool_defs(tools)
         if defs:
-            body["tools"] = [{"name": n, "description": d, "input_schema": s} for n, d, s in defs]
+            head["tools"] = [{"name": n, "description": d, "input_schema": s} for n, d, s in defs]
         headers = {"Content-Type": "application/json", "anthropic-version": self.version}
         if self.api_key:
             headers["x-api-key"] = self.api_key
-        return self.base_url + "/v1/messages", headers, body
+        return head, "messages", _to_anthropic(messages), headers
 
     def _reply(self, obj):
         content = obj.get("content")
@@ -382,6 +338,100 @@ class Anthropic(_Client):
         return Reply("".join(texts), calls, raw, obj.get("stop_reason"))
 
 
+class OpenAIResponses(_Client):
+    """OpenAI Responses API (`/responses`), stateless: `store` is false and each request
+    carries the whole history. `reasoning_effort` ("low", "medium", ...) is for reasoning
+    models only; with it the encrypted reasoning is kept and replayed within a turn."""
+
+    backend = "openai_responses"
+    path = "/responses"
+
+    def __init__(
+        self,
+        base_url="https://api.openai.com/v1",
+        model="gpt-4o-mini",
+        api_key=None,
+        timeout=60,
+        max_tokens=1024,
+        headers=None,
+        reasoning_effort=None,
+        ca=None,
+        insecure=False,
+        log=None,
+    ):
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
+        self.reasoning_effort = reasoning_effort
+
+    def _request(self, system, messages, tools):
+        head = {"model": self.model, "max_output_tokens": self.max_tokens, "store": False}
+        if system:
+            head["instructions"] = system
+        if self.reasoning_effort:
+            head["reasoning"] = {"effort": self.reasoning_effort}
+            head["include"] = ["reasoning.encrypted_content"]
+        defs = _tool_defs(tools)
+        if defs:
+            head["tools"] = [
+                {"type": "function", "name": n, "description": d, "parameters": s}
+                for n, d, s in defs
+            ]
+        return head, "input", _to_responses(messages), self._bearer()
+
+    def _reply(self, obj):
+        return _from_responses(obj)
+
+
+# -- shape conversions ----------------------------------------------------------------------
+# The history may hold messages of any backend: OpenAI chat messages (tool_calls), Anthropic
+# messages (content blocks, tool_use), and the Responses client's records (OpenAI chat shape
+# plus ESP-Claw's `_claw_provider_state` with the raw Responses output). Tool results are
+# always {"role":"tool","tool_call_id":..,"content":..,"is_error":..}.
+
+
+def _calls_of(m):
+    """(id, name, arguments text) of every tool call of an assistant message, any shape."""
+    out = []
+    for c in m.get("tool_calls") or ():
+        if isinstance(c, dict):
+            fn = _dict(c.get("function"))
+            out.append((c.get("id") or "", fn.get("name") or "", _args_text(fn.get("arguments"))))
+    content = m.get("content")
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                out.append((b.get("id") or "", b.get("name") or "", _args_text(b.get("input"))))
+    return out
+
+
+def _tool_text(m):
+    """A tool result's text for APIs without an error flag."""
+    text = _result_text(m)
+    return "Error: " + text if m.get("is_error") else text
+
+
+def _to_openai(m):
+    """A history message as OpenAI wants it: role/content/tool_calls/tool_call_id only (some
+    servers reject extra fields such as reasoning_content)."""
+    role = m.get("role")
+    content = m.get("content")
+    if role == "user":
+        return {"role": "user", "content": content if content is not None else ""}
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": m.get("tool_call_id") or "",
+                "content": _tool_text(m)}
+    if role != "assistant":
+        return None  # no other role survives in the neutral history
+    calls = [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+        for i, n, a in _calls_of(m)
+    ]
+    text = _text_of(content)
+    out = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
 def _blocks(content):
     if isinstance(content, list):
         return content
@@ -391,12 +441,15 @@ def _blocks(content):
 
 
 def _to_anthropic(messages):
-    """Neutral history -> Anthropic messages: tool results folded into user turns, OpenAI
-    assistant messages turned into blocks, and same-role neighbours merged (the API wants
-    user and assistant to alternate)."""
+    """History -> Anthropic messages: tool results folded into user turns, tool calls of the
+    other shapes turned into blocks, and same-role neighbours merged (the API wants user and
+    assistant to alternate). A streamed element is passed on as is, never merged with its
+    neighbours."""
     conv = []
     for m in messages:
         if not isinstance(m, dict):
+            if streamed(m):
+                conv.append((None, m))
             continue
         role = m.get("role")
         content = m.get("content")
@@ -427,7 +480,9 @@ def _to_anthropic(messages):
                 conv.append(("assistant", blocks))
     out = []
     for role, content in conv:
-        if out and out[-1]["role"] == role:
+        if role is None:
+            out.append(content)
+        elif out and isinstance(out[-1], dict) and out[-1]["role"] == role:
             prev = out[-1]
             # a new list: never mutate the caller's messages
             prev["content"] = _blocks(prev["content"]) + _blocks(content)
@@ -436,11 +491,112 @@ def _to_anthropic(messages):
     return out
 
 
+def _responses_output(m):
+    """The raw Responses output items an assistant message keeps, or None."""
+    st = m.get(_STATE)
+    if isinstance(st, dict) and st.get("backend") == "openai_responses":
+        out = st.get("output")
+        if isinstance(out, list):
+            return out
+    return None
+
+
+def _replayable(item):
+    # Without store, a reasoning item can only go back with its encrypted content.
+    return isinstance(item, dict) and (
+        item.get("type") != "reasoning" or bool(item.get("encrypted_content"))
+    )
+
+
+def _to_responses(messages):
+    """History -> Responses `input` items: messages, function_call and function_call_output
+    items; the Responses client's own tool-call records give back their raw output items
+    (as ESP-Claw replays them)."""
+    out = []
+    for m in messages:
+        if not isinstance(m, dict):
+            if streamed(m):
+                out.append(m)
+            continue
+        role = m.get("role")
+        if role == "tool":
+            out.append({"type": "function_call_output", "call_id": m.get("tool_call_id") or "",
+                        "output": _tool_text(m)})
+        elif role == "user":
+            c = m.get("content")
+            out.append({"role": "user", "content": c if isinstance(c, str) else _text_of(c)})
+        elif role == "assistant":
+            kept = _responses_output(m)
+            if kept is not None:
+                out += [i for i in kept if _replayable(i)]
+                continue
+            text = _text_of(m.get("content"))
+            if text:
+                out.append({"role": "assistant", "content": text})
+            for i, n, a in _calls_of(m):
+                out.append({"type": "function_call", "call_id": i, "name": n, "arguments": a})
+    return out
+
+
+def _from_responses(obj):
+    """A Responses API answer -> Reply. `raw` is ESP-Claw's record shape: an OpenAI chat
+    assistant message; with tool calls it also keeps the raw output under
+    `_claw_provider_state` so that the next request can replay it verbatim."""
+    err = obj.get("error")
+    if err:
+        raise _Bad("error: %s" % (_dict(err).get("message") or err))
+    status = obj.get("status")
+    if status == "failed":
+        raise _Bad("status failed")
+    output = obj.get("output")
+    if not isinstance(output, list):
+        raise _Bad("output is not a list")
+    texts = []
+    calls = []
+    for i, item in enumerate(output):
+        if not isinstance(item, dict):
+            raise _Bad("output item %d is not an object" % i)
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or ():
+                part = _dict(part)
+                key = {"output_text": "text", "refusal": "refusal"}.get(part.get("type"))
+                if key and isinstance(part.get(key), str):
+                    texts.append(part[key])
+        elif kind == "function_call":
+            if not isinstance(item.get("name"), str) or not item["name"]:
+                raise _Bad("function_call %d has no name" % i)
+            item["arguments"] = _args_text(item.get("arguments"))
+            calls.append(item)
+    _fill_ids(calls, "call_id")
+    text = "".join(texts)
+    reason = _dict(obj.get("incomplete_details")).get("reason")
+    if status == "incomplete" and not text and not calls:
+        raise _Bad("incomplete (%s)" % reason)
+    stop = reason if status == "incomplete" and reason else status
+    tcs = [ToolCall(c["call_id"], c["name"], c["arguments"]) for c in calls]
+    if not tcs:
+        return Reply(text, tcs, dumps({"role": "assistant", "content": text}), stop)
+    raw = {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments}}
+            for c in tcs
+        ],
+        _STATE: {"backend": "openai_responses", "output": output},
+    }
+    return Reply(text, tcs, dumps(raw), stop)
+
+
 def from_config(kind, **kw):
-    """A client for a backend name ("openai" or "anthropic", or ESP-Claw's
+    """A client for a backend name ("openai", "anthropic", "openai_responses", or ESP-Claw's
     "*_compatible" names); keyword arguments go to its constructor."""
     if kind in ("openai", "openai_compatible"):
         return OpenAI(**kw)
     if kind in ("anthropic", "anthropic_compatible"):
         return Anthropic(**kw)
+    if kind == "openai_responses":
+        return OpenAIResponses(**kw)
     raise ValueError("unknown LLM backend: %r" % (kind,))

@@ -25,6 +25,9 @@ def classify(obj):
         return TOOL_RESULTS, 0
     if role != "assistant":
         return 0, 0
+    state = obj.get("_claw_provider_state")  # ESP-Claw's OpenAI Responses records
+    if isinstance(state, dict) and state.get("backend") == "openai_responses":
+        return (TOOL_CALL if obj.get("tool_calls") else FINAL), 3
     if obj.get("tool_calls"):
         return TOOL_CALL, 1
     content = obj.get("content")

@@ -1,8 +1,8 @@
 """`claw-memory demo`: the agent with memory, a conversation, a reboot, then `inspect`.
 
 Offline (the default) it runs under the MicroPython unix port on simulated flash with an
-offline policy LLM; `--llm openai|anthropic` runs the same conversation under CPython against
-a real endpoint (key from OPENAI_API_KEY / ANTHROPIC_API_KEY).
+offline policy LLM; `--llm openai|openai_responses|anthropic` runs the same conversation under
+CPython against a real endpoint (key from OPENAI_API_KEY / ANTHROPIC_API_KEY).
 """
 
 import argparse
@@ -37,7 +37,7 @@ def run(args):
             if rc:
                 raise CliError("the demo failed under the unix port (exit %d)" % rc)
         else:
-            key = "OPENAI_API_KEY" if args.llm == "openai" else "ANTHROPIC_API_KEY"
+            key = "ANTHROPIC_API_KEY" if args.llm == "anthropic" else "OPENAI_API_KEY"
             if not os.environ.get(key):
                 raise CliError("set %s to run the demo against %s" % (key, args.llm))
             sys.path.insert(0, MPLIB)

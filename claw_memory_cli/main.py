@@ -18,7 +18,7 @@ import tempfile
 import claw_memory
 from claw_memory import messages
 
-from . import board, bundle, hosttools
+from . import board, bundle, cabundle, hosttools
 from .ui import EXIT_OK, EXIT_PROBLEMS, EXIT_TOOL, EXIT_USAGE, CliError, Progress, emit_json, table
 
 
@@ -277,10 +277,36 @@ def _compile(dest):
     return os.path.join(dest, "claw_memory"), len(mods), total
 
 
+def _ca_bundle(args):
+    """(PEM text, labels) of the CA bundle the deploy options ask for, or None."""
+    if not (args.ca_common or args.ca_for or args.ca):
+        if args.ca_only:
+            raise CliError("--ca-only needs --ca-common, --ca-for HOST or --ca FILE", EXIT_USAGE)
+        return None
+    return cabundle.build(args.ca_common, args.ca_for or (), args.ca or ())
+
+
+def _install_ca(port, text):
+    # certs/ca.pem next to lib/: /certs/ca.pem on an ESP32 (the clients' default), and
+    # /flash/certs/ca.pem on the virtual board (their second choice).
+    tmp = tempfile.mkdtemp(prefix="claw-ca-")
+    try:
+        local = os.path.join(tmp, "ca.pem")
+        with open(local, "w", encoding="ascii") as f:
+            f.write(text)
+        board.exec_code(port, "import os\ntry:\n os.mkdir('certs')\nexcept OSError:\n pass")
+        board.run(port, "fs", "cp", local, ":certs/ca.pem")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def cmd_deploy(args):
     # Paths on the board are relative to its cwd ("/" on an ESP32, "/flash" on the virtual
     # board, whose "/" is the host's): lib/ is where mip and sys.path expect libraries.
-    if args.mip:
+    ca = _ca_bundle(args)  # first: a host that cannot be verified stops before the board
+    if args.ca_only:
+        result = {"port": args.port, "method": None}
+    elif args.mip:
         source = args.mip if args.mip != "local" else os.path.join(hosttools.ROOT, "package.json")
         board.run(args.port, "mip", "install", source, timeout=600)
         result = {"port": args.port, "method": "mip", "source": source}
@@ -301,10 +327,17 @@ def cmd_deploy(args):
     if args.with_aiohttp:
         board.run(args.port, "mip", "install", "aiohttp", timeout=600)
         result["aiohttp"] = True
+    if ca is not None:
+        _install_ca(args.port, ca[0])
+        result["ca"] = {"path": "certs/ca.pem", "roots": ca[1], "bytes": len(ca[0])}
     if args.json:
         emit_json(result)
-    else:
+        return EXIT_OK
+    if result["method"]:
         print("deployed claw_memory to %s (%s)" % (args.port, result["method"]))
+    if ca is not None:
+        print("installed certs/ca.pem on %s: %d root(s), %d bytes: %s" % (
+            args.port, len(ca[1]), len(ca[0]), "; ".join(ca[1])))
     return EXIT_OK
 
 
@@ -413,6 +446,14 @@ def build_parser():
                    help="install with mpremote mip (default: this checkout's package.json; or "
                         "github:<owner>/<repo>)")
     d.add_argument("--with-aiohttp", action="store_true", help="also mip install aiohttp (board needs network)")
+    d.add_argument("--ca-for", action="append", metavar="HOST[:PORT]",
+                   help="install (in certs/ca.pem) the CA root that HOST's certificate chains to; "
+                        "checked from this computer against certifi; repeatable")
+    d.add_argument("--ca-common", action="store_true",
+                   help="install a short list of common CA roots (README, TLS: not checked "
+                        "against the API hosts)")
+    d.add_argument("--ca", action="append", metavar="FILE", help="install these PEM certificates too")
+    d.add_argument("--ca-only", action="store_true", help="install only the CA bundle")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_deploy)
 
@@ -429,7 +470,8 @@ def build_parser():
     d.set_defaults(func=cmd_doctor)
 
     d = sub.add_parser("demo", help="run the agent with memory under the unix port (offline by default)")
-    d.add_argument("--llm", choices=("offline", "openai", "anthropic"), default="offline")
+    d.add_argument("--llm", choices=("offline", "openai", "anthropic", "openai_responses"),
+                   default="offline")
     d.add_argument("--base-url")
     d.add_argument("--model")
     d.add_argument("--keep", help="keep the demo data root in this folder")

@@ -3,4 +3,4 @@
 # No metadata(): a plain include() shares the including manifest's (manifestfile.py
 # allows one per level); the umbrella manifest.py has it.
 require("aiohttp")
-package("claw_memory", files=("agent.py", "llm.py"), base_path="..")
+package("claw_memory", files=("agent.py", "certs.py", "llm.py", "transport.py"), base_path="..")

@@ -1,8 +1,11 @@
-"""A scripted loopback LLM server for CPython tests (OpenAI and Anthropic APIs).
+"""A scripted loopback LLM server for the client tests (OpenAI, OpenAI Responses and
+Anthropic APIs), over http or https.
 
-It listens on 127.0.0.1 (a free port) with CPython's aiohttp.web and answers both
-`POST /v1/chat/completions` (OpenAI: base_url `srv.openai_url`, i.e. http://127.0.0.1:PORT/v1)
-and `POST /v1/messages` (Anthropic: base_url `srv.anthropic_url`, i.e. http://127.0.0.1:PORT).
+It listens on 127.0.0.1 (a free port) with CPython's aiohttp.web and answers
+`POST /v1/chat/completions` (OpenAI: base_url `srv.openai_url`, i.e. http://127.0.0.1:PORT/v1),
+`POST /v1/responses` (OpenAI Responses: base_url `srv.openai_url` too) and `POST /v1/messages`
+(Anthropic: base_url `srv.anthropic_url`, i.e. http://127.0.0.1:PORT). `LLMServer(ssl=ctx)`
+serves https with that server-side `ssl.SSLContext` (`srv.url` then starts with https://).
 
 Script the answers, in order; each request takes the next one:
 
@@ -15,11 +18,13 @@ Script the answers, in order; each request takes the next one:
     srv.json({"choices": []})            # any JSON body (wrong shapes)
     srv.garbage(b"\\xff not json")       # 200, Content-Type application/json, these bytes
     srv.drop()                           # close the connection without an answer
+    srv.truncate(b"{...", length=1000)   # 200 with Content-Length 1000, these bytes, then close
     srv.delay(2.0)                       # sleep 2 s, then answer "late" (reply kwargs allowed)
     every method also takes delay=seconds
 
 A reply spec is rendered in the shape of the endpoint that was called, so one script serves
-either backend. With the queue empty the server uses `srv.fallback` (a spec made with
+every backend (`reasoning="..."` adds a Responses reasoning item with that encrypted
+content; `stop="length"` makes a Responses answer "incomplete"). With the queue empty the server uses `srv.fallback` (a spec made with
 `LLMServer.spec_reply(...)` etc., or a callable `fn(recorded_request) -> spec`), else it
 answers HTTP 500 "llm_server: nothing scripted".
 
@@ -47,6 +52,7 @@ import time
 from aiohttp import web
 
 OPENAI_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
 ANTHROPIC_PATH = "/v1/messages"
 
 
@@ -65,7 +71,9 @@ class Recorded:
 
     @property
     def api(self):
-        return "anthropic" if self.path == ANTHROPIC_PATH else "openai"
+        if self.path == ANTHROPIC_PATH:
+            return "anthropic"
+        return "openai_responses" if self.path == RESPONSES_PATH else "openai"
 
     def __repr__(self):
         return "Recorded(%s %s %s)" % (self.method, self.path, self.text[:200])
@@ -79,9 +87,10 @@ class _Spec:
 
 
 class LLMServer:
-    def __init__(self, host="127.0.0.1", port=0):
+    def __init__(self, host="127.0.0.1", port=0, ssl=None):
         self.host = host
         self.port = port
+        self.ssl = ssl
         self.requests = []
         self.fallback = None
         self._queue = collections.deque()
@@ -96,7 +105,7 @@ class LLMServer:
 
     @property
     def url(self):
-        return "http://%s:%d" % (self.host, self.port)
+        return "%s://%s:%d" % ("https" if self.ssl else "http", self.host, self.port)
 
     @property
     def openai_url(self):
@@ -109,9 +118,11 @@ class LLMServer:
     # -- script ----------------------------------------------------------------------
 
     @staticmethod
-    def spec_reply(text="", tool_calls=(), stop=None, message_extra=None, delay=0.0):
+    def spec_reply(text="", tool_calls=(), stop=None, message_extra=None, delay=0.0,
+                   reasoning=None):
         return _Spec(
-            "reply", delay, text=text, tool_calls=list(tool_calls), stop=stop, extra=message_extra
+            "reply", delay, text=text, tool_calls=list(tool_calls), stop=stop, extra=message_extra,
+            reasoning=reasoning,
         )
 
     @staticmethod
@@ -132,13 +143,18 @@ class LLMServer:
     def spec_drop(delay=0.0):
         return _Spec("drop", delay)
 
+    @staticmethod
+    def spec_truncate(data, length, delay=0.0):
+        return _Spec("truncate", delay, data=data, length=length)
+
     def push(self, spec):
         with self._lock:
             self._queue.append(spec)
         return self
 
-    def reply(self, text="", tool_calls=(), stop=None, message_extra=None, delay=0.0):
-        return self.push(self.spec_reply(text, tool_calls, stop, message_extra, delay))
+    def reply(self, text="", tool_calls=(), stop=None, message_extra=None, delay=0.0,
+              reasoning=None):
+        return self.push(self.spec_reply(text, tool_calls, stop, message_extra, delay, reasoning))
 
     def error(self, status, message=None, body=None, delay=0.0):
         return self.push(self.spec_error(status, message, body, delay))
@@ -151,6 +167,9 @@ class LLMServer:
 
     def drop(self, delay=0.0):
         return self.push(self.spec_drop(delay))
+
+    def truncate(self, data, length, delay=0.0):
+        return self.push(self.spec_truncate(data, length, delay))
 
     def delay(self, seconds, text="late", **kw):
         return self.push(self.spec_reply(text, delay=seconds, **kw))
@@ -242,6 +261,38 @@ class LLMServer:
             "usage": {"input_tokens": 10, "output_tokens": 5},
         }
 
+    def _responses(self, spec, req):
+        calls = self._calls(spec, "call_")
+        output = []
+        if spec.kw.get("reasoning"):
+            output.append({"type": "reasoning", "id": "rs_%d" % self._next_id(), "summary": [],
+                           "encrypted_content": spec.kw["reasoning"]})
+        if spec.kw["text"]:
+            output.append({
+                "type": "message", "id": "msg_%d" % self._next_id(), "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": spec.kw["text"], "annotations": []}],
+            })
+        for cid, name, args in calls:
+            output.append({
+                "type": "function_call", "id": "fc_%d" % self._next_id(), "call_id": cid,
+                "name": name, "status": "completed",
+                "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+            })
+        obj = {
+            "id": "resp_%d" % self._next_id(),
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "model": (req.body or {}).get("model", "test"),
+            "output": output,
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+        }
+        if spec.kw["stop"]:
+            obj["status"] = "incomplete"
+            obj["incomplete_details"] = {"reason": "max_output_tokens"}
+        return obj
+
     def _error_body(self, spec, req):
         if spec.kw["body"] is not None:
             body = spec.kw["body"]
@@ -275,6 +326,14 @@ class LLMServer:
         if spec.kind == "drop":
             request.transport.close()
             raise asyncio.CancelledError()
+        if spec.kind == "truncate":
+            resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            resp.content_length = spec.kw["length"]
+            await resp.prepare(request)
+            await resp.write(spec.kw["data"])
+            await asyncio.sleep(0.05)
+            request.transport.close()
+            raise asyncio.CancelledError()
         if spec.kind == "raw":
             return web.Response(
                 status=spec.kw["status"],
@@ -287,7 +346,8 @@ class LLMServer:
                 body=self._error_body(spec, rec),
                 content_type="application/json",
             )
-        obj = self._anthropic(spec, rec) if rec.api == "anthropic" else self._openai(spec, rec)
+        render = {"anthropic": self._anthropic, "openai_responses": self._responses}
+        obj = render.get(rec.api, self._openai)(spec, rec)
         return web.json_response(obj, dumps=lambda o: json.dumps(o, ensure_ascii=False))
 
     async def start(self):
@@ -295,9 +355,10 @@ class LLMServer:
         app = web.Application()
         app.router.add_post(OPENAI_PATH, self._handle)
         app.router.add_post(ANTHROPIC_PATH, self._handle)
+        app.router.add_post(RESPONSES_PATH, self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self

@@ -88,3 +88,15 @@ def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
 def test_cli_board_errors_are_clear(capsys):
     rc, out, err = _cli(capsys, "inspect", "--port", "/dev/nonexistent-board", "--device-root", "/")
     assert rc == 3 and "mpremote failed" in err
+
+
+def test_deploy_installs_a_ca_bundle_the_clients_find(board, capsys):
+    rc, out, err = _cli(capsys, "deploy", "--port", board.port, "--ca-only", "--ca-common")
+    assert rc == 0, err
+    assert "installed certs/ca.pem" in out and "8 root(s)" in out
+    code = ("from claw_memory import certs\n"
+            "p = certs._default_ca('openai')\n"
+            "print('CA', p, sum(1 for _ in certs.ders(p)), certs.tls_context('https://x', p) is not None)\n")
+    r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "resume", "exec", code],
+                       capture_output=True, text=True, timeout=60)
+    assert "CA /flash/certs/ca.pem 8 True" in r.stdout, r.stdout + r.stderr

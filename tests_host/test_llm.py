@@ -1,4 +1,5 @@
-"""claw_memory.llm against a real loopback server, through CPython's real aiohttp."""
+"""claw_memory.llm against a real loopback server, through CPython's real aiohttp (the same
+clients under MicroPython with micropython-lib's aiohttp: test_llm_mp.py)."""
 
 import asyncio
 import copy
@@ -10,14 +11,20 @@ import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools", "mplib"))
 
-from llm_server import LLMServer
+import tlscerts  # noqa: E402
+from llm_server import LLMServer  # noqa: E402
+from streamed_history import LyingHistory, StreamedHistory  # noqa: E402
 
-from claw_memory import llm
-from claw_memory.core import Tool
+from claw_memory import llm, transport  # noqa: E402
+from claw_memory.core import Tool  # noqa: E402
 
-BACKENDS = ("openai", "anthropic")
+BACKENDS = ("openai", "anthropic", "openai_responses")
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages",
+         "openai_responses": "/v1/responses"}
 
 
 @pytest.fixture
@@ -29,7 +36,7 @@ def srv():
 def client(srv, backend, **kw):
     kw.setdefault("api_key", "sk-test")
     kw.setdefault("timeout", 5)
-    url = srv.openai_url if backend == "openai" else srv.anthropic_url
+    url = srv.anthropic_url if backend == "anthropic" else srv.openai_url
     return llm.from_config(backend, base_url=url, **kw)
 
 
@@ -78,17 +85,17 @@ def test_plain_text_answer(srv, backend):
     r = chat(client(srv, backend))
     assert r.text == "Hello there."
     assert r.tool_calls == []
-    assert r.stop == ("stop" if backend == "openai" else "end_turn")
+    assert r.stop == {"openai": "stop", "anthropic": "end_turn"}.get(backend, "completed")
     raw = json.loads(r.raw)
     assert raw["role"] == "assistant"
     req = srv.last()
-    assert req.path == ("/v1/chat/completions" if backend == "openai" else "/v1/messages")
+    assert req.path == PATHS[backend]
     assert req.headers["content-type"] == "application/json"
     assert "tools" not in req.body
     assert req.body["model"] == (
-        "gpt-4o-mini" if backend == "openai" else "claude-3-5-haiku-latest"
+        "claude-3-5-haiku-latest" if backend == "anthropic" else "gpt-4o-mini"
     )
-    assert req.body["max_tokens"] == 1024
+    assert req.body["max_output_tokens" if backend == "openai_responses" else "max_tokens"] == 1024
 
 
 def test_openai_request_without_system_or_key(srv):
@@ -115,7 +122,7 @@ def test_anthropic_request_without_system_or_key(srv):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_base_url_trailing_slash_and_extra_headers(srv, backend):
     srv.reply("ok")
-    url = (srv.openai_url if backend == "openai" else srv.anthropic_url) + "/"
+    url = (srv.anthropic_url if backend == "anthropic" else srv.openai_url) + "/"
     c = llm.from_config(
         backend, base_url=url, headers={"X-Trace": "42", "content-type": "application/json"}
     )
@@ -128,11 +135,18 @@ def test_base_url_trailing_slash_and_extra_headers(srv, backend):
 
 def test_from_config():
     assert isinstance(llm.from_config("openai"), llm.OpenAI)
+    assert isinstance(llm.from_config("openai_compatible"), llm.OpenAI)
     assert isinstance(llm.from_config("anthropic", model="x"), llm.Anthropic)
     assert llm.from_config("anthropic", model="x").model == "x"
+    assert isinstance(llm.from_config("openai_responses"), llm.OpenAIResponses)
     assert llm.OpenAI.backend == "openai" and llm.Anthropic.backend == "anthropic"
+    assert llm.OpenAIResponses.backend == "openai_responses"
     with pytest.raises(ValueError):
         llm.from_config("gemini")
+    for bad in ("api.openai.com/v1", "ftp://x", "https://h:port/v1", "http://[::1/v1"):
+        with pytest.raises(ValueError):
+            llm.from_config("openai", base_url=bad)
+    assert transport.split_url("http://[::1]:81/x") == ("http", "[::1]", 81, "/x")
 
 
 # -- tool calls ----------------------------------------------------------------------
@@ -523,8 +537,8 @@ def test_anthropic_history_sent_to_openai(srv):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_reply_raw_replays_on_both_backends(srv, backend):
-    """A persisted Reply.raw of either backend goes back to either backend."""
+def test_reply_raw_replays_on_every_backend(srv, backend):
+    """A persisted Reply.raw of any backend goes back to any backend."""
     srv.reply("", tool_calls=[("memory_store", {"content": "ü"})])
     first = chat(client(srv, backend))
     call = first.tool_calls[0]
@@ -547,6 +561,12 @@ def test_reply_raw_replays_on_both_backends(srv, backend):
                 "tool_call_id": call.id,
                 "content": "stored",
             }
+        elif other == "openai_responses":
+            calls = [i for i in body["input"] if i.get("type") == "function_call"]
+            assert [(c["call_id"], c["name"]) for c in calls] == [(call.id, "memory_store")]
+            assert json.loads(calls[0]["arguments"]) == {"content": "ü"}
+            assert body["input"][-1] == {"type": "function_call_output", "call_id": call.id,
+                                         "output": "stored"}
         else:
             assert body["messages"][1]["content"][-1]["input"] == {"content": "ü"}
             assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
@@ -658,7 +678,7 @@ def test_connection_refused_is_network(backend):
     s.bind(("127.0.0.1", 0))
     try:
         port = s.getsockname()[1]
-        url = "http://127.0.0.1:%d" % port + ("/v1" if backend == "openai" else "")
+        url = "http://127.0.0.1:%d" % port + ("" if backend == "anthropic" else "/v1")
         t = time.monotonic()
         e = fails(llm.from_config(backend, base_url=url, timeout=5))
         assert time.monotonic() - t < 2
@@ -703,6 +723,10 @@ def test_unicode_round_trip(srv, backend):
     if backend == "openai":
         assert req.body["messages"][0]["content"] == "Système: " + words
         assert req.body["messages"][1]["content"] == words
+    elif backend == "openai_responses":
+        assert req.body["instructions"] == "Système: " + words
+        assert req.body["input"][0] == {"role": "user", "content": words}
+        assert req.body["input"][1]["output"] == words
     else:
         assert req.body["system"] == "Système: " + words
         assert req.body["messages"][0]["content"][0] == {"type": "text", "text": words}
@@ -722,3 +746,237 @@ def test_server_async_use_and_fallback():
             return a.text, b.text, len(s.requests)
 
     assert asyncio.run(main()) == ("echo 1", "echo 2", 2)
+
+
+# -- OpenAI Responses ----------------------------------------------------------------
+
+
+def test_responses_request_body(srv):
+    srv.reply("Noted.")
+    history = copy.deepcopy(HISTORY_OPENAI) + [{"role": "assistant", "content": "Done."},
+                                               {"role": "user", "content": [
+                                                   {"type": "text", "text": "And "},
+                                                   {"type": "text", "text": "coffee?"}]}]
+    before = copy.deepcopy(history)
+    c = client(srv, "openai_responses", model="gpt-x", max_tokens=77, reasoning_effort="low")
+    r = chat(c, system="You are Claw.", messages=history, tools=TOOLS)
+    assert r.text == "Noted." and history == before
+    req = srv.last()
+    assert req.headers["authorization"] == "Bearer sk-test"
+    assert req.body == {
+        "model": "gpt-x",
+        "max_output_tokens": 77,
+        "store": False,
+        "instructions": "You are Claw.",
+        "reasoning": {"effort": "low"},
+        "include": ["reasoning.encrypted_content"],
+        "tools": [{"type": "function", "name": t.name, "description": t.description,
+                   "parameters": s} for t, s in zip(TOOLS, TOOLS_SCHEMAS)],
+        "input": [
+            {"role": "user", "content": "Remember I like tea."},
+            {"type": "function_call", "call_id": "call_1", "name": "memory_store",
+             "arguments": '{"content":"tea"}'},
+            {"type": "function_call", "call_id": "call_2", "name": "memory_recall",
+             "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": '{"ok":true}'},
+            {"type": "function_call_output", "call_id": "call_2", "output": "Error: disk full"},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "And coffee?"},
+        ],
+    }
+
+
+def test_responses_without_system_reasoning_or_key(srv):
+    srv.reply("ok")
+    chat(client(srv, "openai_responses", api_key=None), system="")
+    body = srv.last().body
+    assert set(body) == {"model", "max_output_tokens", "store", "input"}
+    assert "authorization" not in srv.last().headers
+
+
+def test_anthropic_history_sent_to_responses(srv):
+    srv.reply("ok")
+    chat(client(srv, "openai_responses"), messages=HISTORY_ANTHROPIC)
+    assert srv.last().body["input"] == [
+        {"role": "user", "content": "Remember I like tea."},
+        {"role": "assistant", "content": "Storing."},
+        {"type": "function_call", "call_id": "toolu_1", "name": "memory_store",
+         "arguments": '{"content":"tea"}'},
+        {"type": "function_call", "call_id": "toolu_2", "name": "memory_recall",
+         "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "toolu_1", "output": '{"ok":true}'},
+        {"type": "function_call_output", "call_id": "toolu_2", "output": "Error: disk full"},
+    ]
+
+
+def test_responses_tool_call_raw_is_esp_claw_shape_and_replays_verbatim(srv):
+    srv.reply("Storing.", tool_calls=[{"id": "call_7", "name": "memory_store",
+                                       "arguments": {"content": "tea"}}], reasoning="gAAAA-secret")
+    r = chat(client(srv, "openai_responses"), tools=TOOLS)
+    assert r.text == "Storing." and r.stop == "completed"
+    assert [(c.id, c.name, c.arguments) for c in r.tool_calls] == [
+        ("call_7", "memory_store", '{"content": "tea"}')]
+    raw = json.loads(r.raw)
+    output = raw.pop("_claw_provider_state")
+    assert raw == {"role": "assistant", "content": "Storing.", "tool_calls": [
+        {"id": "call_7", "type": "function",
+         "function": {"name": "memory_store", "arguments": '{"content": "tea"}'}}]}
+    assert output["backend"] == "openai_responses"
+    assert [i["type"] for i in output["output"]] == ["reasoning", "message", "function_call"]
+    assert list(json.loads(r.raw))[:3] == ["role", "content", "tool_calls"]  # ESP-Claw's order
+    # replayed: the output items verbatim; a reasoning item only with its encrypted content
+    msg = json.loads(r.raw)
+    bare = copy.deepcopy(msg)
+    del bare["_claw_provider_state"]["output"][0]["encrypted_content"]
+    result = {"role": "tool", "tool_call_id": "call_7", "content": "ok", "is_error": False}
+    for m, kinds in ((msg, ["reasoning", "message", "function_call"]),
+                     (bare, ["message", "function_call"])):
+        srv.reply("done")
+        chat(client(srv, "openai_responses"), messages=[{"role": "user", "content": "hi"}, m, result])
+        items = srv.last().body["input"]
+        assert [i.get("type") for i in items[1:-1]] == kinds
+        assert items[1:-1] == [i for i in msg["_claw_provider_state"]["output"] if i["type"] in kinds]
+        assert items[-1] == {"type": "function_call_output", "call_id": "call_7", "output": "ok"}
+
+
+def test_responses_answers(srv):
+    srv.json({"status": "completed", "output": [
+        {"type": "message", "content": [{"type": "refusal", "refusal": "I can't."}]}]})
+    r = chat(client(srv, "openai_responses"))
+    assert r.text == "I can't." and json.loads(r.raw) == {"role": "assistant", "content": "I can't."}
+    srv.reply("partial answ", stop="length")
+    r = chat(client(srv, "openai_responses"))
+    assert (r.text, r.stop) == ("partial answ", "max_output_tokens")
+    srv.json({"status": "completed", "output": [
+        {"type": "function_call", "name": "t", "arguments": {"a": 1}}]})  # no call_id
+    r = chat(client(srv, "openai_responses"))
+    raw = json.loads(r.raw)
+    assert r.tool_calls[0].id and raw["tool_calls"][0]["id"] == r.tool_calls[0].id
+    assert raw["_claw_provider_state"]["output"][0]["call_id"] == r.tool_calls[0].id
+    assert json.loads(r.tool_calls[0].arguments) == {"a": 1} and raw["content"] is None
+    srv.json({"status": "completed", "output": []})
+    r = chat(client(srv, "openai_responses"))
+    assert r.text == "" and r.tool_calls == []
+
+
+RESPONSES_BAD = [
+    ({"id": "x"}, "output is not a list"),
+    ({"error": {"message": "quota exceeded"}, "output": []}, "quota exceeded"),
+    ({"status": "failed", "output": []}, "status failed"),
+    ({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []},
+     "incomplete (max_output_tokens)"),
+    ({"output": [None]}, "output item 0 is not an object"),
+    ({"output": [{"type": "function_call", "call_id": "c"}]}, "function_call 0 has no name"),
+    ({"output": "x"}, "output is not a list"),
+]
+
+
+@pytest.mark.parametrize("body,what", RESPONSES_BAD)
+def test_responses_wrong_shapes_are_malformed(srv, body, what):
+    srv.json(body)
+    e = fails(client(srv, "openai_responses"))
+    assert e.kind == "malformed", e
+    assert what in str(e)
+
+
+# -- the streamed request body -------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_streamed_history_is_sent_byte_identical(srv, backend):
+    history = copy.deepcopy(HISTORY_OPENAI) + [{"role": "assistant", "content": "Ok ü."},
+                                               {"role": "user", "content": "More?"}]
+    texts = []
+    # (split after the tool results: Anthropic's merge of neighbours stops at a streamed element)
+    for messages in (history, [StreamedHistory(history)], [StreamedHistory(history[:4])] + history[4:]):
+        srv.reply("ok")
+        chat(client(srv, backend), system="sys", messages=messages, tools=TOOLS)
+        texts.append(srv.last().text)
+        assert srv.last().headers["content-length"] == str(len(texts[-1].encode()))
+    assert texts[0] == texts[1] == texts[2]
+
+
+def test_streamed_history_that_lies_is_a_body_error(srv):
+    srv.fallback = LLMServer.spec_reply("ok")
+    for delta in (5, -5):
+        with pytest.raises(transport.BodyError, match="json_length"):
+            chat(client(srv, "openai"), messages=[LyingHistory(HISTORY_OPENAI, delta)])
+
+
+# -- TLS -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return tlscerts.make(str(tmp_path_factory.mktemp("certs")))
+
+
+def _fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tls_verifies_the_server(certs, backend):
+    good = tlscerts.server_context(certs.server_cert, certs.server_key)
+    evil = tlscerts.server_context(certs.evil_cert, certs.evil_key)
+    with LLMServer(ssl=good) as srv, LLMServer(ssl=evil) as bad:
+        srv.fallback = bad.fallback = LLMServer.spec_reply("secure")
+        with open(certs.ca, "rb") as f:
+            pem = f.read()
+        with open(certs.ca_der, "rb") as f:
+            der = f.read()
+        for ca in (certs.ca, pem, der):
+            assert chat(client(srv, backend, ca=ca)).text == "secure"
+        assert srv.last().headers["content-length"] == str(len(srv.last().text.encode()))
+        n = len(srv.requests)
+        for s, ca in ((srv, certs.wrong_ca), (bad, certs.ca), (bad, certs.evil_cert),
+                      (srv, None)):  # None: the system store, which knows no test CA
+            e = fails(client(s, backend, ca=ca))
+            assert e.kind == "tls" and "TLS connection to https://127.0.0.1:" in str(e), e
+            assert "not trusted for this host" in str(e)
+        assert len(srv.requests) == n and bad.requests == []  # no API key ever sent
+        logs = []
+        assert chat(client(bad, backend, insecure=True, log=logs.append)).text == "secure"
+        assert len(logs) == 1 and "verification is OFF (insecure=True)" in logs[0]
+        assert bad.last().headers.get("authorization", bad.last().headers.get("x-api-key"))
+
+
+def test_https_to_a_plain_http_server_is_a_tls_error(srv, certs):
+    srv.fallback = LLMServer.spec_reply("never")
+    url = "https://127.0.0.1:%d/v1" % srv.port
+    e = fails(llm.from_config("openai", base_url=url, ca=certs.ca, timeout=5))
+    assert e.kind == "tls" and "not trusted" not in str(e), e
+
+
+def test_plain_http_with_a_key_to_another_host_is_logged():
+    logs = []
+    llm.OpenAI(base_url="http://192.168.1.20:8080/v1", api_key="k", log=logs.append)
+    llm.OpenAI(base_url="http://127.0.0.1:8080/v1", api_key="k", log=logs.append)
+    llm.OpenAI(base_url="http://192.168.1.20:8080/v1", log=logs.append)  # no key
+    assert logs == ["openai: the API key goes to http://192.168.1.20:8080/v1 over plain http"]
+
+
+def test_no_fd_leaked_on_cpython(certs):
+    # The servers run in this process: count with none of them running.
+    with LLMServer() as warm:
+        warm.reply("warm")
+        chat(client(warm, "openai"))  # aiohttp's first use opens what it keeps
+    before = _fds()
+    with LLMServer() as srv, \
+            LLMServer(ssl=tlscerts.server_context(certs.evil_cert, certs.evil_key)) as evil:
+        srv.delay(5)
+        srv.drop()
+        srv.error(500)
+        srv.garbage(b"<html>")
+        srv.reply("ok")
+        kinds = []
+        for backend, kw in (("openai", {"timeout": 0.3}), ("anthropic", {}),
+                            ("openai_responses", {}), ("openai", {}), ("anthropic", {})):
+            try:
+                chat(client(srv, backend, **kw))
+                kinds.append("ok")
+            except llm.LLMError as e:
+                kinds.append(e.kind)
+        kinds.append(fails(client(evil, "openai", ca=certs.ca)).kind)
+    assert kinds == ["timeout", "network", "http", "malformed", "ok", "tls"]
+    assert _fds() == before

@@ -7,7 +7,7 @@
 # the data root is a folder and the reboot reopens everything from disk.
 #
 #   micropython demo.py EXPORT_DIR                    (what `claw-memory demo` runs)
-#   python demo.py EXPORT_DIR openai|anthropic [BASE_URL] [MODEL]
+#   python demo.py EXPORT_DIR openai|openai_responses|anthropic [BASE_URL] [MODEL]
 
 import json
 import os
@@ -200,7 +200,7 @@ async def main(export_dir, kind="offline", base_url=None, model=None):
 
         dev = None
         root = export_dir
-        key = os.environ.get("OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY")
+        key = os.environ.get("ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY")
         kw = {"api_key": key}
         if base_url:
             kw["base_url"] = base_url

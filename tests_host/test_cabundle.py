@@ -1,0 +1,124 @@
+"""The CA bundle for the board (`claw-memory deploy --ca-common / --ca-for / --ca`), from
+certifi's roots, and `claw-memory demo --llm openai_responses` against a loopback server."""
+
+import json
+import os
+import ssl
+import sys
+
+import certifi
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import tlscerts  # noqa: E402
+from llm_server import LLMServer  # noqa: E402
+
+from claw_memory import certs as mcerts  # noqa: E402
+from claw_memory_cli import board, cabundle, main  # noqa: E402
+from claw_memory_cli.ui import CliError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return tlscerts.make(str(tmp_path_factory.mktemp("certs")))
+
+
+def _ders(text):
+    return [ssl.PEM_cert_to_DER_cert(p) for p in cabundle.pem_certs(text)]
+
+
+def test_common_roots_come_from_certifi_and_load(tmp_path):
+    text = cabundle.bundle(cabundle.COMMON_ROOTS)
+    assert len(_ders(text)) == len(cabundle.COMMON_ROOTS) == 8
+    assert len(text) < 16384
+    for name in cabundle.COMMON_ROOTS:
+        assert '# Label: "%s"\n-----BEGIN CERTIFICATE-----' % name in text
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(cadata=text)
+    assert ctx.cert_store_stats()["x509_ca"] == 8
+    # the board's reader gets the same certificates
+    p = tmp_path / "ca.pem"
+    p.write_text(text)
+    assert list(mcerts.ders(str(p))) == _ders(text)
+    with pytest.raises(CliError, match="not in the CA store: Nope Root"):
+        cabundle.bundle(["ISRG Root X1", "Nope Root"])
+    assert len(cabundle.roots()) > 100 and cabundle.certifi_path() == certifi.where()
+
+
+def _store(tmp_path, certs):
+    """certifi's roots plus the test CA."""
+    store = tmp_path / "store.pem"
+    with open(certifi.where()) as f, open(certs.ca) as g:
+        store.write_text(f.read() + '\n# Label: "claw test CA"\n' + g.read())
+    return str(store)
+
+
+def test_root_for_a_host_is_the_anchor_of_its_verified_chain(tmp_path, certs):
+    store = _store(tmp_path, certs)
+    good = tlscerts.server_context(certs.server_cert, certs.server_key)
+    evil = tlscerts.server_context(certs.evil_cert, certs.evil_key)
+    with LLMServer(ssl=good) as srv, LLMServer(ssl=evil) as bad:
+        label, pem = cabundle.root_for("127.0.0.1:%d" % srv.port, store)
+        assert label == "claw test CA"
+        with open(certs.ca) as f:
+            assert _ders(pem) == _ders(f.read())
+        with pytest.raises(CliError, match="cannot verify 127.0.0.1:%d" % bad.port):
+            cabundle.root_for("127.0.0.1:%d" % bad.port, store)
+        with pytest.raises(CliError, match="cannot verify"):
+            cabundle.root_for("127.0.0.1:%d" % srv.port)  # certifi alone: test CA unknown
+        text, labels = cabundle.build(True, ["127.0.0.1:%d" % srv.port], [certs.ca], store)
+    assert labels == list(cabundle.COMMON_ROOTS) + ["claw test CA"]  # the file's copy: a duplicate
+    assert len(_ders(text)) == 9
+
+
+def test_build_reads_files_and_refuses_bad_ones(tmp_path, certs):
+    text, labels = cabundle.build(files=[certs.ca, certs.wrong_ca])
+    assert labels == ["%s #1" % certs.ca, "%s #1" % certs.wrong_ca] and len(_ders(text)) == 2
+    empty = tmp_path / "empty.pem"
+    empty.write_text("nothing here")
+    with pytest.raises(CliError, match="holds no PEM certificate"):
+        cabundle.build(files=[str(empty)])
+    with pytest.raises(CliError, match="cannot read"):
+        cabundle.build(files=[str(tmp_path / "missing.pem")])
+
+
+def test_deploy_ca_only_installs_the_bundle(monkeypatch, capsys, certs):
+    calls = []
+    copied = {}
+
+    def run(port, *args, timeout=120):
+        calls.append(args)
+        if args[:2] == ("fs", "cp"):
+            with open(args[2]) as f:
+                copied[args[3]] = f.read()
+        return ""
+
+    monkeypatch.setattr(board, "run", run)
+    monkeypatch.setattr(board, "exec_code", lambda port, code, timeout=120: calls.append(code) or "")
+    rc = main.main(["deploy", "--port", "P", "--ca-only", "--ca-common", "--ca", certs.ca, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert out["method"] is None and out["ca"]["path"] == "certs/ca.pem"
+    assert out["ca"]["roots"] == list(cabundle.COMMON_ROOTS) + ["%s #1" % certs.ca]
+    assert list(copied) == [":certs/ca.pem"] and len(_ders(copied[":certs/ca.pem"])) == 9
+    assert not any("lib" in str(c) for c in calls), "the package was not deployed"
+    assert main.main(["deploy", "--port", "P", "--ca-only"]) == 2
+    assert "--ca-only needs" in capsys.readouterr().err
+
+
+def test_demo_accepts_openai_responses(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main.main(["demo", "--llm", "openai_responses"]) == 1
+    assert "set OPENAI_API_KEY" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-demo")
+    with LLMServer() as srv:
+        srv.fallback = LLMServer.spec_reply('{"intent":"none","memories":[]}')
+        rc = main.main(["demo", "--llm", "openai_responses", "--base-url", srv.openai_url,
+                        "--model", "m", "--keep", str(tmp_path / "demo")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "openai_responses at %s" % srv.openai_url in out
+    assert srv.requests and {r.path for r in srv.requests} == {"/v1/responses"}
+    assert all(r.headers["authorization"] == "Bearer sk-demo" for r in srv.requests)
