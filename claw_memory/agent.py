@@ -87,7 +87,9 @@ class Agent:
                 tool = t
                 break
         if tool is None:
-            return False, '{"ok":false,"error":"unknown_tool","name":%s}' % dumps(call.name)
+            name = call.name if isinstance(call.name, str) else ""
+            return False, '{"ok":false,"error":"unknown_tool","name":%s}' % dumps(
+                name if len(name) <= 64 else name[:61] + "...")
         try:
             ok, out = await tool.handler(call.arguments, request)
         except Exception as e:  # noqa: BLE001 -- a failing tool is an error result, not a crash

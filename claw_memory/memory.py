@@ -60,6 +60,13 @@ class Memory:
     def md_path(self):
         return self.layout.memory + "/" + memory_md.NAME
 
+    def _refresh_md(self):
+        # LITE on a root a FULL run left without close(): render MEMORY.md from the store.
+        if memory_md.stale(self.layout.memory):
+            from .store import Store
+
+            Store(self.layout.memory, log=self.log).open()
+
     def providers(self):
         """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
         if self.mode == FULL:
@@ -71,7 +78,7 @@ class Memory:
             ]
         return [
             providers.profile(self.profile, self.log),
-            providers.long_term_lite(self.md_path(), self.log),
+            providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
             providers.history(self.sessions, self.backend, self.log),
             providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
         ]

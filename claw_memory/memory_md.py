@@ -6,6 +6,7 @@
 
 from . import fsutil, text
 from ._compat import const
+from .paths import STORE_INDEX, STORE_RECORDS
 
 NAME = "MEMORY.md"
 DEFAULT = "# Long-term Memory\n\n(empty - ESP-Claw will write memories here as it learns)\n"
@@ -16,6 +17,25 @@ def ensure(path):
     """Create the default document when there is none."""
     if not fsutil.exists(path):
         fsutil.replace(path, DEFAULT.encode())
+
+
+def stale(directory):
+    """Whether the MEMORY.md of a root that also has a long-term store (used in FULL mode)
+    is older than the store's records: the store renders it lazily, and a FULL run that
+    ended without close() leaves it behind. Our index's records-size stamp tells; an index
+    without one is ESP-Claw's, which renders MEMORY.md on every change."""
+    records = fsutil.size(directory + "/" + STORE_RECORDS)
+    if records <= 0:
+        return False
+    if not fsutil.exists(directory + "/" + NAME):
+        return True
+    try:
+        with open(directory + "/" + STORE_INDEX, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return True
+    num = text.number_after(head, b"records_size")
+    return num is not None and text.exact_int(num) != records
 
 
 def read(path, limit=_LITE_MAX):

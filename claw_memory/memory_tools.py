@@ -85,6 +85,8 @@ class MemoryTools:
             return False, err("invalid_json")
         content = _text(a.get("content"))
         mid = a.get("memory_id")
+        if mid is not None and not isinstance(mid, str):
+            return failed("memory_store", ValueError("memory_id must be a string"), self._log)
         if not content.strip():
             return False, err("content is required")
         try:
@@ -102,7 +104,10 @@ class MemoryTools:
         if a is None:
             return False, err("invalid_json")
         wanted = a.get("summary_labels")
-        wanted = [x for x in wanted if isinstance(x, str) and x][:3] if isinstance(wanted, list) else []
+        if wanted is not None and not isinstance(wanted, list):
+            return failed("memory_recall", ValueError("summary_labels must be an array of labels"),
+                          self._log)
+        wanted = [x for x in wanted if isinstance(x, str) and x][:3] if wanted else []
         limit = _count(a.get("limit"))
         try:
             catalog = [e["label"] for e in self.store.labels()]

@@ -11,6 +11,7 @@ from .fsutil import is_dir, makedirs
 _MAX_ROOT = const(61)
 
 STORE_RECORDS = "memory_records.jsonl"  # the long-term store's journal; a FULL root has it
+STORE_INDEX = "memory_index.json"
 
 
 def join(*parts):

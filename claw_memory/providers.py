@@ -68,10 +68,13 @@ def long_term(store, log=None):
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
 
 
-def long_term_lite(md_path, log=None):
-    """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits."""
+def long_term_lite(md_path, refresh=None, log=None):
+    """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits.
+    `refresh()` first brings it up to date when a long-term store renders it."""
 
     def collect(request):
+        if refresh is not None:
+            refresh()
         return memory_md.read(md_path)
 
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)

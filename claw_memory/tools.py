@@ -16,15 +16,26 @@ _PROFILE_READ_SCHEMA = const('{"type":"object","properties":{"name":{"type":"str
 _PROFILE_UPDATE_SCHEMA = const('{"type":"object","properties":{"name":{"type":"string","enum":["user","soul",'
                                '"identity"]},"content":{"type":"string"}},"required":["name","content"]}')
 _SESSION_SCHEMA = const('{"type":"object","properties":{"command":{"type":"string"}}}')
+_ECHO_MAX = const(64)  # characters of the model's own input echoed in an error
+_MESSAGE_MAX = const(200)
 
 
 def err(error, **extra):
-    """`{"ok":false,"error":...}` with ESP-Claw's optional keys, in its order."""
+    """`{"ok":false,"error":...}` with ESP-Claw's optional keys, in its order. Text that
+    echoes the model's input is cut (an error must not carry a 70 KB label back)."""
     out = '{"ok":false,"error":%s' % dumps(error)
     for k in ("message", "invalid_label", "available_summary_labels", "code"):
         if k in extra:
-            out += ',"%s":%s' % (k, dumps(extra[k]))
+            v = extra[k]
+            if isinstance(v, str):
+                v = cut(v, _ECHO_MAX if k == "invalid_label" else _MESSAGE_MAX)
+            out += ',"%s":%s' % (k, dumps(v))
     return out + "}"
+
+
+def cut(s, n):
+    """`s` cut to `n` characters, `...` marking a cut."""
+    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 def failed(op, e, log=None):

@@ -6,11 +6,13 @@
 # derived), `memory_digest.log` (tab-separated operations; recall counts live here until
 # compaction) and `MEMORY.md` (derived). Reading order: records (the journal), table (what
 # RAM holds per item), index (the label Catalog and memory_index.json), keywords (the
-# inverted index), digest, markdown, compact, store (the Store class). docs/FORMAT.md has
+# inverted index), digest, markdown, read (items back by the table), load (what open finds),
+# compact, changes (store/update/forget, batches), store (the Store class). docs/FORMAT.md has
 # the formats.
 
+from .changes import Batch
 from .store import (CHANGE_THRESHOLD, DIGEST, INDEX, JOURNAL, MAX_ACTIVE, MEMORY_MD, RECALL_LIMIT,
-                    RECORDS, SIZE_BOUND, Batch, Store)
+                    RECORDS, SIZE_BOUND, Store)
 
 __all__ = ("CHANGE_THRESHOLD", "DIGEST", "INDEX", "JOURNAL", "MAX_ACTIVE", "MEMORY_MD",
            "RECALL_LIMIT", "RECORDS", "SIZE_BOUND", "Batch", "Store")

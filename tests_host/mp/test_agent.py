@@ -105,6 +105,25 @@ async def test_lite_mode_injects_memory_md():
     dev.unmount()
 
 
+async def test_lite_mode_after_a_full_run_without_close_reads_a_fresh_memory_md():
+    dev = mount("lfs2", "/flash", blocks=256)
+    full = claw_memory.open("/flash", extract=False)
+    a, _ = full.store.store("The user is vegetarian", "diet")
+    full.close()  # MEMORY.md has the item
+    full = claw_memory.open("/flash", extract=False)
+    full.store.update(a["id"], content="The user is vegan now")
+    full.store.store("The user lives in Porto", "city")
+    dev = dev.reboot()  # no close(): MEMORY.md still says vegetarian
+    lite = claw_memory.open("/flash", mode="lite")
+    body = lite.providers()[1].collect(_req("x"))
+    ok("The user is vegan now" in body and "The user lives in Porto" in body, "fresh: %r" % body)
+    ok("vegetarian" not in body, "the old text is not injected")
+    with open("/flash/memory/MEMORY.md", "a") as f:
+        f.write("- A note the user added by hand.\n")
+    ok("added by hand" in lite.providers()[1].collect(_req("x")), "a fresh MEMORY.md is left alone")
+    dev.unmount()
+
+
 async def test_a_failing_turn_leaves_the_failure_note():
     dev = mount("lfs2", "/flash", blocks=256)
     mem = claw_memory.open("/flash")

@@ -69,6 +69,11 @@ async def test_memory_store():
     eq((good, js["error"], js["code"]), (False, "memory_store_failed", "ESP_ERR_INVALID_ARG"), "bad id")
     good, out, js = await _run(tools, "memory_store", {"content": 12})
     eq(js["error"], "content is required", "non-string content")
+    n = mem.store.count()
+    good, out, js = await _run(tools, "memory_store", {"content": "an id that is a number", "memory_id": 42})
+    eq((good, js["error"], js["code"], js["message"]), (False, "memory_store_failed", "ESP_ERR_INVALID_ARG",
+                                                       "memory_id must be a string"), "non-string id refused")
+    eq(mem.store.count(), n, "nothing stored")
     dev.unmount()
 
 
@@ -91,8 +96,14 @@ async def test_memory_recall():
             "invalid_label": "fod", "available_summary_labels": ["food", "city"]}, "invalid label")
     good, out, js = await _run(tools, "memory_recall", {})
     eq(len(js["items"]), 2, "no labels: everything")
-    good, out, js = await _run(tools, "memory_recall", {"summary_labels": "food", "limit": "x"})
-    eq(len(js["items"]), 2, "non-array labels and non-number limit ignored")
+    good, out, js = await _run(tools, "memory_recall", {"summary_labels": ["food"], "limit": "x"})
+    eq(len(js["items"]), 1, "a non-number limit is ignored")
+    good, out, js = await _run(tools, "memory_recall", {"summary_labels": "food"})
+    eq((good, js), (False, {"ok": False, "error": "memory_recall_failed", "code": "ESP_ERR_INVALID_ARG",
+                            "message": "summary_labels must be an array of labels"}), "labels not in an array")
+    good, out, js = await _run(tools, "memory_recall", {"summary_labels": ["x" * 70000]})
+    ok(len(out) < 2000, "an invalid label is echoed cut, not whole (%d bytes)" % len(out))
+    eq(js["invalid_label"], "x" * 61 + "...", "cut to 64 characters")
     good, out, js = await _run(tools, "memory_recall", {"limit": 1})
     eq(len(js["items"]), 1, "limit")
     good, out, js = await _run(tools, "memory_recall", "nonsense")

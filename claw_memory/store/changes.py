@@ -1,0 +1,237 @@
+# claw_memory.store.changes: store, update and forget, alone or in a batch: each change
+# updates the RAM state and adds lines to the batch, and the batch is one append.
+# MIT license
+
+from .. import fsutil, text
+from .. import item as itm
+from .._compat import const
+from ..core import MissingContent, NotFound
+from . import digest
+
+_ROWS_MAX = const(1024)  # bytes of batched digest rows kept in RAM before they are written
+
+
+class Changes:
+    """The change operations of Store (a mixin: they share its RAM state)."""
+
+    def batch(self):
+        """A batch of changes written as one append, all or nothing across a power cut:
+            with store.batch() as b:
+                it, changed = b.store("User lives in Lisbon now", "city")
+                b.forget(old_id)
+        Inside, each change sees the ones before it; on an exception nothing is written."""
+        return Batch(self)
+
+    def store(self, content, tags="", keywords="", source="manual", memory_id=None):
+        """Store one fact; returns (item, changed). A duplicate of an active item (same key,
+        or one contains the other) returns that item with changed=False and writes nothing."""
+        with self.batch() as b:
+            return b.store(content, tags, keywords, source, memory_id)
+
+    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
+        """Replace an item: the new version gets a new id and the old one is tombstoned, in
+        one append. Returns (item, changed); unchanged fields stay as they were."""
+        with self.batch() as b:
+            return b.update(memory_id, content, tags, keywords, source)
+
+    def forget(self, memory_id):
+        """Tombstone an item; returns (the item as it was, True)."""
+        with self.batch() as b:
+            return b.forget(memory_id)
+
+    def _begin(self):
+        self.open()
+        if self._pend is not None:
+            raise ValueError("a batch is already in progress")
+        self._pend = []
+        self._pend_rows = []
+
+    def _add(self, it, slot=-1):
+        # One line of the batch: its place in the file is known before it is written.
+        at = self._size + (1 if self._torn else 0) + sum(len(x) for x in self._pend)
+        line = itm.to_json(it).encode() + b"\n"
+        self._pend.append(line)
+        tab = self._tab
+        tab.put(it, at, slot)
+        tab.lines += 1
+        tab.changes += 1
+
+    def _finish(self):
+        lines, rows = self._pend, self._pend_rows
+        if not lines:
+            self._pend = None
+            return
+        data = (b"\n" if self._torn else b"") + b"".join(lines)
+        try:
+            start = fsutil.append(self.records_path, data)
+        except BaseException:
+            self._invalidate()  # the RAM state has the lines that did not make it
+            raise
+        self._pend = None
+        # Durable from here: what follows is housekeeping, never reported as a failure.
+        try:
+            self._size = start + len(data)
+            self._torn = False
+            self._fresh = False
+            self._rows += digest.rows(self.clock(), rows)
+            if len(self._rows) > _ROWS_MAX:
+                self._write_rows()
+            self._maybe_compact()
+        except Exception as e:  # noqa: BLE001
+            self._note("memory saved; housekeeping deferred: %s" % (e,))
+            self._invalidate()
+
+    def _abort(self):
+        if self._pend:
+            self._invalidate()  # roll the RAM state back by rebuilding it from the files
+        self._pend = None
+
+    def _candidate(self, content, tags, keywords, source):
+        if content is not None and not isinstance(content, (str, bytes)):
+            raise ValueError("content must be text")
+        content, tags, keywords = itm.normalize(content, tags, keywords)
+        if not content:
+            raise MissingContent("content is required")
+        src = text.cut_bytes(text.trim(text.clean(source or "")), itm.SOURCE_MAX) or "manual"
+        return {"id": "", "source": src, "content": content, "tags": tags, "keywords": keywords,
+                "created_at": 0, "updated_at": 0, "access_count": 0, "deleted": False,
+                "summary_ids": []}
+
+    def _duplicate(self, cand, ignore=-1):
+        """The slot of an active item `cand` duplicates (same dedupe key, or one contains
+        the other), or -1."""
+        now = self.clock()
+        cnorm = itm.norm(cand["content"])
+        ckey = itm.key_of(cnorm, now)
+        tab = self._tab
+        for i in range(len(tab)):
+            n = tab.norm[i]
+            if n is None or i == ignore:
+                continue
+            if itm.key_of(n, now) == ckey or itm.semantic_match(n, cnorm):
+                return i
+        return -1
+
+    def _new_id(self, now):
+        # The sequence starts from the clock, as ESP-Claw's; a board without a set clock
+        # boots at the same time every time, so skip ids the records already hold.
+        for _ in range(10000):
+            self._seq += 1
+            mid = itm.new_id(now, self._seq)
+            if self._tab.slot(mid) < 0:
+                return mid
+        raise OSError(28, "no free memory id this second")
+
+    def _place(self, it, now):
+        # A new item: fresh id and times, its labels referenced in the catalog.
+        it["id"] = it["id"] or self._new_id(now)
+        it["created_at"] = it["updated_at"] = now
+        it["summary_ids"] = [self._cat.ensure(lab) for lab in itm.labels(it["tags"])]
+        self._cat.add_refs(it["summary_ids"], 1)
+
+    def _tombstone(self, slot, old, now):
+        tomb = dict(old)
+        tomb["deleted"] = True
+        tomb["updated_at"] = now
+        self._cat.add_refs(old["summary_ids"], -1)
+        self._cat.drop_unused()
+        self._add(tomb, slot)
+
+    def _active(self, memory_id):
+        """(slot, item) of an active item; ValueError without an id, NotFound without it."""
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValueError("memory_id is required")
+        slot = self._tab.slot(memory_id)
+        old = self._item(slot) if slot >= 0 and self._tab.live[slot] else None
+        if old is None or old["id"] != memory_id:
+            raise NotFound("no active memory %s" % text.cut_bytes(memory_id, 64))
+        return slot, old
+
+    def _op_store(self, content, tags, keywords, source, memory_id):
+        cand = self._candidate(content, tags, keywords, source)
+        if memory_id is not None:
+            itm.check_id(memory_id)
+        hit = self._duplicate(cand)
+        if hit >= 0:
+            return self._decorate(self._item(hit)), False
+        slot = -1
+        if memory_id is not None:
+            slot = self._tab.slot(memory_id)
+            if slot >= 0 and self._tab.live[slot]:
+                raise ValueError("memory %s already exists: use update" % memory_id)
+        cand["id"] = memory_id or ""
+        self._place(cand, self.clock())
+        self._add(cand, slot)
+        self._pend_rows.append(("store", cand["id"], None))
+        return self._decorate(cand), True
+
+    def _op_update(self, memory_id, content, tags, keywords, source):
+        slot, old = self._active(memory_id)
+        rep = self._candidate(
+            content or old["content"],
+            old["tags"] if tags in (None, "") else tags,
+            old["keywords"] if keywords in (None, "") else keywords,
+            source or old["source"],
+        )
+        if itm.equivalent(rep, old):
+            return self._decorate(old), False
+        now = self.clock()
+        hit = self._duplicate(rep, ignore=slot)
+        if hit < 0:
+            self._place(rep, now)
+            self._add(rep)
+            self._pend_rows.append(("update_store", rep["id"], memory_id))
+            result = rep
+        else:
+            result = self._item(hit)
+        self._tombstone(slot, old, now)
+        self._pend_rows.append(("forget", memory_id, None))
+        self._pend_rows.append(("update", result["id"], memory_id))
+        return self._decorate(result), True
+
+    def _op_forget(self, memory_id):
+        slot, old = self._active(memory_id)
+        out = self._decorate(old)
+        self._tombstone(slot, old, self.clock())
+        self._pend_rows.append(("forget", memory_id, None))
+        return out, True
+
+
+class Batch:
+    """Changes written together as one append (Store.batch())."""
+
+    def __init__(self, store):
+        self._s = store
+
+    def __enter__(self):
+        self._s._begin()
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is None:
+            self._s._finish()
+        else:
+            self._s._abort()
+        return False
+
+    def store(self, content, tags="", keywords="", source="manual", memory_id=None):
+        return self._s._op_store(content, tags, keywords, source, memory_id)
+
+    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
+        return self._s._op_update(memory_id, content, tags, keywords, source)
+
+    def forget(self, memory_id):
+        return self._s._op_forget(memory_id)
+
+    def ids_where(self, test):
+        """Ids of the active items (this batch's changes included) `test(item)` accepts."""
+        s = self._s
+        tab = s._tab
+        out = []
+        for slot in sorted(tab.active_slots(), key=lambda i: tab.off[i]):
+            it = s._item(slot)
+            if it is not None and test(it):
+                out.append(it["id"])
+        return out
+
+

@@ -1,0 +1,138 @@
+# claw_memory.store.load: what open() and verify() find in the files, without writing: the
+# RAM table (one scan of the records), the catalog (from memory_index.json when it describes
+# the records, else derived from the items), where unfolded recall lines start, and whether
+# the derived files are fresh.
+# MIT license
+
+from .. import fsutil
+from .. import item as itm
+from . import digest, index, markdown, records
+from .index import Catalog
+from .read import items
+from .table import Table
+
+
+class _Assessment:
+    pass
+
+
+def scan(path):
+    """(Table, unreadable lines, whether the last line is torn) of a records file."""
+    tab = Table()
+    bad = 0
+    found = records.lines(path)
+    try:
+        for off, raw in found:
+            tab.lines += 1
+            if raw is None:
+                bad += 1
+                continue
+            it, compacted = records.parse(raw, off)
+            if it is None:
+                bad += 1
+                continue
+            tab.put(it, off, tab.slot(it["id"]))
+            if not compacted:
+                tab.changes += 1
+    finally:
+        found.close()  # MicroPython does not close an abandoned generator's file
+    size = fsutil.size(path)
+    torn = False
+    if size > 0:
+        with open(path, "rb") as f:
+            f.seek(size - 1)
+            torn = f.read(1) != b"\n"
+    return tab, bad, torn
+
+
+def assess(store):
+    """Everything open() needs, read from the files without writing: the table, the catalog
+    (from the index when it describes the records, else derived from the items), the fold
+    start, and whether the derived files are fresh (and why not)."""
+    a = _Assessment()
+    a.size = fsutil.size(store.records_path)
+    a.tab, a.bad, a.torn = scan(store.records_path)
+    tab = a.tab
+    idx = index.read(store.index_path)
+    counts = {}
+    for i in tab.active_slots():
+        for s in tab.slot_sids(i):
+            counts[s] = counts.get(s, 0) + 1
+    cat = Catalog()
+    missing = []
+    if idx.ok:
+        for sid, label, refs in idx.catalog.entries():
+            if counts.get(sid) and cat.find(label) < 0:
+                cat.add(sid, label, counts[sid])
+    for s in counts:
+        if cat.index_of(s) < 0:
+            missing.append(s)
+    if missing:
+        _labels_from_items(store.records_path, tab, missing, cat, counts)
+    dsize = max(fsutil.size(store.digest_path), 0)
+    fold, dnext = digest.last_compact(store.digest_path, dsize) if dsize else (0, 0)
+    if idx.ok and idx.records_size is None and idx.digest_off and idx.digest_off <= dsize:
+        fold = max(fold, idx.digest_off)  # ESP-Claw's own fold point
+    cat.next_id = max(idx.catalog.next_id if idx.ok else 1, tab.max_sid + 1, dnext, cat.next_id, 1)
+    a.cat, a.fold = cat, fold
+    a.why = ""
+    if not idx.ok:
+        a.why = "missing" if fsutil.size(store.index_path) < 0 else "corrupt"
+    elif not fsutil.exists(store.md_path):
+        a.why = "MEMORY.md missing"
+    elif idx.records_size is not None and idx.records_size != a.size:
+        a.why = "behind the records"
+    elif idx.cleaned:
+        a.why = "labels to normalise"
+    elif idx.records_size is None and (missing or len(cat) != len(idx.catalog) or _refs_differ(idx.catalog, cat)):
+        a.why = "does not match the records"
+    elif idx.records_size is None and not _md_matches(store, tab, cat):
+        a.why = "MEMORY.md does not match the records"
+    a.fresh = not a.why
+    return a
+
+
+class _Compare:
+    # A file-like sink that compares what is written with a file's bytes.
+    def __init__(self, f):
+        self.f = f
+        self.same = True
+
+    def write(self, data):
+        if self.same and self.f.read(len(data)) != bytes(data):
+            self.same = False
+
+
+def _md_matches(store, tab, cat):
+    """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
+    says nothing about it)."""
+    with open(store.md_path, "rb") as f:
+        cmp = _Compare(f)
+        markdown.writer(cat, items(store.records_path, tab, cat, True))(cmp)
+        return cmp.same and not f.read(1)
+
+
+def _refs_differ(old, new):
+    for sid, label, refs in old.entries():
+        i = new.index_of(sid)
+        if i < 0 or new.refs[i] != refs or new.label_at(i) != label:
+            return True
+    return False
+
+
+def _labels_from_items(path, tab, missing, cat, counts):
+    # Labels of summary ids the index does not name, from the tags of the items that use
+    # them (an item's labels and summary ids are in the same order).
+    for slot in sorted(tab.active_slots(), key=lambda i: tab.off[i]):
+        sids = tab.slot_sids(slot)
+        if not any(s in missing for s in sids):
+            continue
+        it = records.read_item(path, tab.off[slot])
+        if it is None:
+            continue
+        for s, lab in zip(it["summary_ids"], itm.labels(it["tags"])):
+            if s in missing and cat.index_of(s) < 0 and cat.find(lab) < 0:
+                cat.add(s, lab, counts[s])
+        if all(cat.index_of(s) >= 0 for s in missing):
+            break
+    # An id whose label cannot be found contributes no label, as in ESP-Claw.
