@@ -86,7 +86,7 @@ def _chat_ids(mem):
 
 def _sessions(mem):
     ids = _chat_ids(mem)
-    out = mem.sessions.list()
+    out = list(mem.sessions.list())
     files = set()
     for r in out:
         r["id"] = ids.get(r["file"])
