@@ -181,28 +181,33 @@ def cmd_stats(args):
 
 
 def _examine_copy(args):
-    """(report, problems, where, root on the board or None) of a fresh copy."""
+    """(report, problems, notes, where, mode) of a fresh copy of the data root."""
     tmp, where = _local_copy(args)
     try:
         mode = check.mode_of(tmp)
-        report, problems = check.examine(tmp)
+        report, problems, notes = check.examine(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return report, problems, where, mode
+    return report, problems, notes, where, mode
+
+
+def _notes(notes):
+    return ["  note: " + n for n in notes]
 
 
 def cmd_verify(args):
-    report, problems, where, _ = _examine_copy(args)
+    report, problems, notes, where, _ = _examine_copy(args)
     if args.json:
-        emit_json({"root": where, "report": report, "problems": problems})
+        emit_json({"root": where, "report": report, "problems": problems, "notes": notes})
     else:
         print("data root: %s" % where)
-        print("\n".join("  would repair: " + p for p in problems) if problems else "  nothing to repair")
+        lines = ["  would repair: " + p for p in problems] or ["  nothing to repair"]
+        print("\n".join(lines + _notes(notes)))
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def cmd_repair(args):
-    report, problems, where, mode = _examine_copy(args)
+    report, problems, notes, where, mode = _examine_copy(args)
     left = []
     if problems:
         files, store = check.needs(report, problems)
@@ -215,14 +220,15 @@ def cmd_repair(args):
             if "CLAW-REPAIRED" not in out:
                 raise CliError("the board did not confirm the repair: %s" % out.strip()[-200:])
             args.device_root = root
-        left = _examine_copy(args)[1]
+        _, left, notes, _, _ = _examine_copy(args)
     repaired = [p for p in problems if p not in left]
     if args.json:
-        emit_json({"root": where, "report": report, "repaired": repaired, "not_repaired": left})
+        emit_json({"root": where, "report": report, "repaired": repaired, "not_repaired": left,
+                   "notes": notes})
     else:
         print("data root: %s" % where)
         lines = ["  repaired: " + p for p in repaired] + ["  NOT repaired: " + p for p in left]
-        print("\n".join(lines) if lines else "  nothing needed repair")
+        print("\n".join((lines or ["  nothing needed repair"]) + _notes(notes)))
     return EXIT_PROBLEMS if left else EXIT_OK
 
 
