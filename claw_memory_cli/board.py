@@ -14,7 +14,7 @@ from . import hosttools
 from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress
 
 _CHUNK = 2048  # bytes per read round trip (mpremote's own cp uses 256)
-_WCHUNK = 1024  # bytes per write statement
+_WCHUNK = 2048  # bytes per write statement (mpremote uses 256)
 
 
 def mpremote():

@@ -2,12 +2,12 @@
 
 A deploy makes the board's `lib/claw_memory` exactly the deployed set: the new files go to
 `lib/claw_memory.new`, the old package (any layout: flat modules, `.py` beside `.mpy`,
-subpackages) is removed, the new one renamed into place; then the board is soft-reset and
-asked which `claw_memory` it imports, from where, with which files. A deploy that would
-leave the board running other code fails.
+subpackages) is removed, the new one renamed into place. With `--mip`, mip installs over the
+old package and every file it did not install is removed afterwards. Then the board is
+soft-reset and asked which `claw_memory` it imports, from where, with which files: a deploy
+that would leave the board running other code fails.
 """
 
-import json
 import os
 import shutil
 import subprocess
@@ -98,10 +98,27 @@ def _check(b, expected, version, where):
     return got_version, got_file
 
 
-def _local_package_files():
-    with open(os.path.join(hosttools.ROOT, "package.json")) as f:
-        urls = json.load(f)["urls"]
-    return sorted(dst[len("claw_memory/"):] for dst, _ in urls if dst.startswith("claw_memory/"))
+def _mip_installed(out):
+    """Files of the package that `mpremote mip install` reported, relative to it."""
+    got = []
+    for line in out.splitlines():
+        if line.startswith(("Installing: ", "Exists: ")) and "/claw_memory/" in line:
+            got.append(line.split("/claw_memory/", 1)[1].strip())
+    return sorted(got)
+
+
+_PRUNE = board._RMTREE + """
+pkg, keep = %r, %r
+def prune(p, rel):
+    for e in os.ilistdir(p):
+        if e[1] & 0x4000:
+            prune(p + "/" + e[0], rel + e[0] + "/")
+        elif rel + e[0] not in keep:
+            os.remove(p + "/" + e[0])
+prune(pkg, "")
+rmtree(pkg + ".py")
+rmtree(pkg + ".mpy")
+"""
 
 
 def cmd_deploy(args):
@@ -110,12 +127,16 @@ def cmd_deploy(args):
     if args.mip:
         local = args.mip == "local"
         source = os.path.join(hosttools.ROOT, "package.json") if local else args.mip
-        with board.Board(port) as b:
-            with status("removing the installed claw_memory from %s:%s" % (port, PKG)):
-                b.exec(_SWAP % {"pkg": PKG, "new": ""}, timeout=120)
         with status("mpremote mip install %s" % source):
-            board.run(port, "mip", "install", source, timeout=600)
-        expected, version = (_local_package_files(), claw_memory.__version__) if local else (None, None)
+            out = board.run(port, "mip", "install", source, timeout=600)
+        # mip overwrites the files it installs and leaves the others: remove every file of
+        # the package it did not install now (a previous layout, .py beside .mpy).
+        expected = _mip_installed(out)
+        if not expected:
+            raise CliError("mpremote mip installed no claw_memory file from %s" % source)
+        with board.Board(port) as b:
+            b.exec(_PRUNE % (PKG, expected), timeout=120)
+        version = claw_memory.__version__ if local else None
         result.update(method="mip", source=source)
     else:
         tmp = tempfile.mkdtemp(prefix="claw-deploy-")
