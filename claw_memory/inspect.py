@@ -14,6 +14,7 @@
 # without a long-term store (LITE) is opened in LITE mode, so nothing of the store is created.
 
 import json
+import os
 
 from . import fsutil, messages, text
 from ._compat import ilistdir
@@ -112,8 +113,6 @@ def sessions(root=None, rows=False, mem=None):
 
 def _mtime(path):
     try:
-        import os
-
         return os.stat(path)[8]
     except OSError:
         return -1
