@@ -89,7 +89,10 @@ def session_problems(name, r, before, after):
     if r.get("rebuilt_index"):
         out.append("%s: index unreadable or missing, rebuilt from the log" % name)
     if r.get("reindexed"):
-        out.append("%s: %s not in the index yet, re-indexed" % (name, _plural(r["reindexed"], "record")))
+        # Normal while an agent runs (it indexes every few turns and on close), but ESP-Claw
+        # rejects a session whose index lags its log: worth a repair before a hand-over.
+        out.append("%s: %s not in the index yet (indexed every 4 turns and on close), re-indexed" % (
+            name, _plural(r["reindexed"], "record")))
     explained = bool(out)
     for suffix in _SUFFIXES:
         if suffix not in changed or (suffix in ("", ".idx") and explained):

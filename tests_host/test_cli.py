@@ -83,7 +83,8 @@ def test_verify_and_repair(tmp_path, capsys):
     assert data["problems"] == [
         "memory/memory_records.jsonl: 1 line unreadable, dropped",
         "memory/memory_index.json: corrupt, rebuilt from the records",
-        "sessions/s_chat_web_local_default_0_964a2a51.log: 1 record not in the index yet, re-indexed"]
+        "sessions/s_chat_web_local_default_0_964a2a51.log: 1 record not in the index yet (indexed every 4 "
+        "turns and on close), re-indexed"]
     assert _digest(root) == before, "verify wrote nothing"
     rc, out, _ = _run(capsys, "repair", str(root))
     assert rc == 0
