@@ -24,6 +24,19 @@ def mpremote():
     return path
 
 
+def resolve_port(port):
+    """`auto` (as in mpremote): the first USB serial port; any other name as it is."""
+    if port != "auto":
+        return port
+    import serial.tools.list_ports
+
+    for p in sorted(serial.tools.list_ports.comports()):
+        if p.vid is not None and p.pid is not None:
+            return p.device
+    raise CliError("no board found: no USB serial port is there (plug the board in, or give "
+                   "-p PORT)", EXIT_TOOL)
+
+
 def check_port(port):
     """A clear error for a serial port that is not there (before mpremote says 'in use')."""
     if port.startswith("/") and not os.path.exists(port):
@@ -33,6 +46,7 @@ def check_port(port):
 
 def run(port, *args, timeout=120):
     """Run `mpremote connect PORT resume <args>`; returns stdout."""
+    port = resolve_port(port)
     check_port(port)
     cmd = [mpremote(), "connect", port, "resume"] + list(args)
     try:
@@ -105,6 +119,7 @@ class Board:
         self.t = None
 
     def __enter__(self):
+        self.port = resolve_port(self.port)
         check_port(self.port)
         from mpremote.transport import TransportError
         from mpremote.transport_serial import SerialTransport

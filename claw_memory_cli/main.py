@@ -428,7 +428,8 @@ def cmd_demo(args):
 
 def _port_arg(p):
     p.add_argument("-p", "--port", metavar="PORT",
-                   help="the board's serial port, e.g. /dev/ttyACM0 or COM3 (default: $%s)" % PORT_ENV)
+                   help="the board's serial port, e.g. /dev/ttyACM0, COM3, or auto for the first "
+                        "USB serial port (default: $%s)" % PORT_ENV)
 
 
 def _root_args(p, positional=True):

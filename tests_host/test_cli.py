@@ -402,3 +402,11 @@ def test_root_and_port_are_not_mixed(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("CLAW_PORT")
     rc, out, err = _run(capsys, "deploy")
     assert rc == 2 and "-p PORT" in err
+
+
+def test_port_auto_without_a_board(capsys, monkeypatch):
+    import serial.tools.list_ports
+
+    monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [])
+    rc, out, err = _run(capsys, "inspect", "-p", "auto")
+    assert rc == 3 and "no board found: no USB serial port" in err
