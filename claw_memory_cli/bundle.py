@@ -57,8 +57,12 @@ def export(root, out_path, progress=True):
         raise CliError("no data root at %s" % root)
     copy = readonly_copy(root)
     try:
-        mem = claw_memory.open(copy, extract=False)  # on the copy: FULL, a LITE root gets an empty store
-        mem.store.compact()  # fold pending recall counts into the items
+        # LITE when the root has no store: a FULL open would render MEMORY.md from an empty
+        # store over the user's own document.
+        lite = not os.path.exists(os.path.join(copy, "memory", "memory_records.jsonl"))
+        mem = claw_memory.open(copy, "lite" if lite else "full", extract=False, create=False)
+        if not lite:
+            mem.store.compact()  # fold pending recall counts into the items
         lines = []
         for name in NAMES:
             lines.append({"type": "profile", "name": name, "content": mem.profile.read(name)})
@@ -67,7 +71,7 @@ def export(root, out_path, progress=True):
             with open(md, encoding="utf-8", errors="replace") as f:
                 lines.append({"type": "memory_md", "content": f.read()})
         counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
-        for it in mem.store.list():
+        for it in mem.store.list() if not lite else ():
             row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
                                       "updated_at", "access_count", "deleted", "summary_ids")}
             row["type"] = "item"

@@ -410,3 +410,19 @@ def test_port_auto_without_a_board(capsys, monkeypatch):
     monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [])
     rc, out, err = _run(capsys, "inspect", "-p", "auto")
     assert rc == 3 and "no board found: no USB serial port" in err
+
+
+def test_export_of_a_lite_root_keeps_its_memory_md(tmp_path, capsys):
+    root = tmp_path / "lite"
+    claw_memory.open(str(root), "lite").close()
+    (root / "memory" / "MEMORY.md").write_text("# Long-term Memory\n\n- Ada likes tea\n")
+    before = _digest(root)
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    md = [json.loads(l) for l in bundle.read_text().splitlines() if '"memory_md"' in l]
+    assert md == [{"type": "memory_md", "content": "# Long-term Memory\n\n- Ada likes tea\n"}]
+    assert _digest(root) == before
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+    assert (tmp_path / "copy" / "memory" / "MEMORY.md").read_text() == "# Long-term Memory\n\n- Ada likes tea\n"
