@@ -231,17 +231,19 @@ class Extraction:
             keywords = _labels_field(entry, "keywords") or tags
             source = entry.get("source")
             try:
-                it, changed = self.store.store(content, tags, keywords,
-                                               source if isinstance(source, str) and source else "auto_llm")
+                # The new fact and the ones it replaces: one append, all or none.
+                with self.store.batch() as b:
+                    it, changed = b.store(content, tags, keywords,
+                                          source if isinstance(source, str) and source else "auto_llm")
+                    if changed and intent == "replace":
+                        for mid in b.ids_where(lambda x: itm.conflicts(x, it)):
+                            b.forget(mid)
             except ValueError as e:
                 self._note("extraction candidate skipped: %s" % e)
                 continue
             if not changed:
                 continue
             self.stats["stored"] += 1
-            if intent == "replace":
-                for mid in self.store.ids_where(lambda x: itm.conflicts(x, it)):
-                    self.store.forget(mid)
             text.lines_merge(labels, it["summary_labels"])
         return labels
 

@@ -174,7 +174,9 @@ def items(root=None, limit=None, rows=False, mem=None):
     """Active long-term items, best first (none without a store)."""
     store = _mem(root, mem).store
     out = []
-    for it in (store.list()[:limit] if store is not None else ()):
+    for it in (store.list() if store is not None else ()):
+        if limit is not None and len(out) >= limit:
+            break
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
                     "content": it["content"]})
     shown = [dict(r, content=messages.cut(r["content"])) for r in out]
@@ -184,7 +186,7 @@ def items(root=None, limit=None, rows=False, mem=None):
 def labels(root=None, rows=False, mem=None):
     """The label catalog (none without a store)."""
     store = _mem(root, mem).store
-    out = store.labels() if store is not None else []
+    out = list(store.labels()) if store is not None else []
     return _out(out, out, ("summary_id", "label", "ref_count"), rows)
 
 
@@ -231,7 +233,7 @@ def stats(root=None, rows=False, mem=None):
          "records": sum(r["records"] for r in sess), "tokens": max([r["tokens"] for r in sess] + [0])},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
-         "records": len(mem.store.list()) if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
+         "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
     ]
     if rows:

@@ -23,6 +23,7 @@ _ACCESS_MAX = const(65535)
 
 _FIELDS = const(("id", "source", "content", "tags", "keywords"))
 _ID_CHARS = const("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+_LABEL_LEAD = const("#->*+`|=~ \t")
 
 
 def _str(v, limit):
@@ -42,9 +43,15 @@ def _int(v, hi=0xFFFFFFFF):
     return hi if v >= hi else int(v)
 
 
-def from_obj(obj):
+_INT_FIELDS = const((("created_at", b"created_at", 0xFFFFFFFF), ("updated_at", b"updated_at", 0xFFFFFFFF),
+                     ("access_count", b"access_count", _ACCESS_MAX)))
+
+
+def from_obj(obj, raw=None):
     """An item dict from a parsed records line (missing fields get ESP-Claw's defaults), or
-    None when it is not an item (no id, or no content)."""
+    None when it is not an item (no id, or no content). With the line's `raw` bytes, integer
+    fields written as floats by other software (`1796081397.0`) are read from their text,
+    exactly: a single-precision float (the chip's) would be off by up to 64."""
     if not isinstance(obj, dict):
         return None
     iid = obj.get("id")
@@ -59,7 +66,7 @@ def from_obj(obj):
                 break
             if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 0xFFFF:
                 sids.append(v)
-    return {
+    out = {
         "id": text.cut_bytes(iid, ID_MAX),
         "source": _str(obj.get("source"), SOURCE_MAX),
         "content": _str(content, CONTENT_MAX),
@@ -71,6 +78,14 @@ def from_obj(obj):
         "deleted": obj.get("deleted") is True,
         "summary_ids": sids,
     }
+    if raw is not None:
+        for name, key, hi in _INT_FIELDS:
+            v = obj.get(name)
+            if isinstance(v, float) and v == v and -_INF < v < _INF:
+                num = text.number_after(bytes(raw), key)
+                v = text.exact_int(num) if num else None
+                out[name] = 0 if v is None or v <= 0 else min(v, hi)
+    return out
 
 
 def to_json(item, labels=None):
@@ -103,26 +118,6 @@ def check_id(memory_id):
         if ch not in _ID_CHARS:
             raise ValueError("memory_id may only contain A-Z a-z 0-9 - _ . :")
     return memory_id
-
-
-def id_key(memory_id):
-    """A compact dict key for an id: `mem-<ts>-<seq>` ids become one int (no string kept per
-    entry), any other id stays a string. One-to-one, so lookups stay exact."""
-    n = len(memory_id)
-    if 9 < n < 22 and memory_id.startswith("mem-") and memory_id[-5] == "-":
-        ts = memory_id[4:-5]
-        seq = memory_id[-4:]
-        if _digits(ts) and _digits(seq) and (ts[0] != "0" or len(ts) == 1):
-            return int(ts) * 10000 + int(seq)
-    return memory_id
-
-
-def _digits(s):
-    # ASCII digits only (CPython's str.isdigit also accepts other scripts' digits).
-    for ch in s:
-        if not "0" <= ch <= "9":
-            return False
-    return True
 
 
 def _as_list(v):
@@ -163,17 +158,34 @@ def normalize(content, tags="", keywords=""):
     return content, tags, ",".join(picked)
 
 
+def _label(token):
+    # No leading Markdown structure (heading, list, quote, table, code) and no control
+    # character: a label is one line of the system prompt and of MEMORY.md.
+    token = text.trim(token).lstrip(_LABEL_LEAD)
+    return text.trim(text.trim(text.cut_bytes(token, LABEL_BYTES))[:LABEL_CHARS])
+
+
 def labels(tags):
-    """Summary labels of a tags string: the first 3 distinct tag tokens, each cut to 24
-    characters and 39 bytes."""
+    """Summary labels of a tags string: the first 3 distinct tag tokens (control characters
+    and line breaks separate tokens like commas), without leading Markdown structure, each
+    cut to 24 characters and 39 bytes."""
     out = []
     for t in text.split_tokens(tags):
-        label = text.trim(text.trim(text.cut_bytes(t, LABEL_BYTES))[:LABEL_CHARS])
+        label = _label(t)
         if label and label not in out:
             out.append(label)
             if len(out) == MAX_LABELS:
                 break
     return out
+
+
+def clean_label(label):
+    """A stored catalog label normalised as `labels` makes them (its first token), or ""."""
+    for t in text.split_tokens(label) if isinstance(label, str) else ():
+        out = _label(t)
+        if out:
+            return out
+    return ""
 
 
 def norm(content):
@@ -183,8 +195,12 @@ def norm(content):
 
 def key(content, now=0):
     """The dedupe key: the first 36 bytes of the normalised content."""
-    k = text.cut_bytes(text.norm_key(content), _KEY_BYTES)
-    return k if k else "memory-%d" % now
+    return key_of(text.norm_key(content), now)
+
+
+def key_of(normalised, now=0):
+    """The dedupe key of an already normalised content."""
+    return text.cut_bytes(normalised, _KEY_BYTES) or "memory-%d" % now
 
 
 def semantic_match(a, b):

@@ -108,8 +108,18 @@ class Memory:
     def skills(self):
         return dict(skills.SKILLS)
 
+    def flush(self):
+        """Write what is only in RAM (session index entries, the store's derived files);
+        the data root is then exactly what ESP-Claw expects."""
+        self.sessions.flush()
+        if self.store is not None:
+            self.store.flush()
+
     def close(self):
-        """Stop extraction and bring every session index up to date."""
+        """Stop extraction; bring every session index and the store's derived files up to
+        date, forgotten text out of the records first."""
         if self.extraction is not None:
             self.extraction.stop()
         self.sessions.close()
+        if self.store is not None:
+            self.store.close()

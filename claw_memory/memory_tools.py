@@ -117,22 +117,22 @@ class MemoryTools:
         return True, _ok("memory_recall", False, items=[_item_json(it) for it in items])
 
     async def memory_list(self, raw=None, request=None):
+        # The whole result stays within 16 KiB and valid JSON (ESP-Claw cut its 32 KiB
+        # buffer mid-text); items are read one at a time.
         try:
-            items = self.store.list()
+            total = self.store.count()
+            room = _LIST_MAX - len(_ok("memory_list", False, items=[],
+                                       extra=',"truncated":true,"total":%d' % total))
+            out = []
+            for it in self.store.list():
+                js = _item_json(it)
+                if len(js) + (1 if out else 0) > room:
+                    break
+                room -= len(js) + (1 if out else 0)
+                out.append(js)
         except Exception as e:  # noqa: BLE001
             return failed("memory_list", e, self._log)
-        out = []
-        used = 0
-        for it in items:
-            js = _item_json(it)
-            if used + len(js) > _LIST_MAX and out:
-                break
-            out.append(js)
-            used += len(js) + 1
-        extra = ""
-        if len(out) < len(items):
-            # Bounded, and still valid JSON (ESP-Claw cut its 32 KiB buffer mid-text).
-            extra = ',"truncated":true,"total":%d' % len(items)
+        extra = ',"truncated":true,"total":%d' % total if len(out) < total else ""
         return True, _ok("memory_list", False, items=out, extra=extra)
 
     async def memory_update(self, raw, request=None):

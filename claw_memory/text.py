@@ -110,14 +110,20 @@ def ascii_lower(s):
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
 
 
-def fnv1a32(data):
-    """32-bit FNV-1a of bytes (or of a str's UTF-8)."""
+def fnv1a32(data, h=0x811C9DC5):
+    """32-bit FNV-1a of bytes (or of a str's UTF-8); `h` another offset basis for a second,
+    independent hash."""
     if isinstance(data, str):
         data = data.encode()
-    h = 0x811C9DC5
+    hi = h >> 16
+    lo = h & 0xFFFF
     for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
+        # (hi:lo) * 0x01000193 mod 2**32 in 16-bit halves: no big ints on a 32-bit chip.
+        lo ^= b
+        t = lo * 0x193
+        hi = (hi * 0x193 + (t >> 16) + ((lo & 0xFF) << 8)) & 0xFFFF
+        lo = t & 0xFFFF
+    return (hi << 16) | lo
 
 
 def trim(s):
@@ -178,11 +184,12 @@ def estimate_tokens(s):
 
 
 def split_tokens(s):
-    """Tokens of a tag/keyword list separated by `, ; / |`, trimmed, empty ones skipped."""
+    """Tokens of a tag/keyword list separated by `, ; / |` or any control character (a line
+    break separates like a comma), trimmed, empty ones skipped."""
     out = []
     tok = []
     for ch in s:
-        if ch in _TOKEN_SEPS:
+        if ch in _TOKEN_SEPS or ch < " " or ch == "\x7f":
             t = trim("".join(tok))
             if t:
                 out.append(t)
@@ -193,6 +200,44 @@ def split_tokens(s):
     if t:
         out.append(t)
     return out
+
+
+def exact_int(num):
+    """The integer part of a JSON number's text (str or bytes), computed from its digits so
+    that `1796081397.0` or `1.796081397e9` are exact where a single-precision float is not;
+    None when it is not a number."""
+    t = num.decode() if isinstance(num, (bytes, bytearray)) else num
+    neg = t[:1] == "-"
+    if neg:
+        t = t[1:]
+    mant, _, exp = t.replace("E", "e").partition("e")
+    ip, _, fp = mant.partition(".")
+    if not ip.isdigit() or (fp and not fp.isdigit()):
+        return None
+    try:
+        shift = int(exp) if exp else 0
+    except ValueError:
+        return None
+    point = len(ip) + min(shift, 40)  # beyond 40 digits every field is clamped anyway
+    digits = ip + fp
+    if point <= 0:
+        return 0
+    v = int(digits[:point] + "0" * max(point - len(digits), 0))
+    return -v if neg else v
+
+
+def number_after(raw, key):
+    """The text of the number that follows `"key":` in a JSON object's raw bytes, or None."""
+    at = raw.find(b'"' + key + b'":')
+    if at < 0:
+        return None
+    i = at + len(key) + 3
+    while i < len(raw) and raw[i] in b" \t\r\n":
+        i += 1
+    j = i
+    while j < len(raw) and raw[j] in b"+-.0123456789eE":
+        j += 1
+    return raw[i:j] if j > i else None
 
 
 def lines_add(lines, line):

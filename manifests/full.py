@@ -1,6 +1,6 @@
 # FULL: LITE plus the long-term store, its tools and background extraction.
-metadata(description="claw_memory, FULL mode: LITE plus the long-term store", version="0.1.0",
-         license="MIT")
+# No metadata(): a plain include() shares the including manifest's (manifestfile.py
+# allows one per level); the umbrella manifest.py has it.
 include("lite.py")
 package(
     "claw_memory",
@@ -16,6 +16,7 @@ package(
         "store/markdown.py",
         "store/records.py",
         "store/store.py",
+        "store/table.py",
     ),
     base_path="..",
 )

@@ -1,7 +1,7 @@
 # LITE: profile documents, MEMORY.md as the user's document, and session history; what
 # `claw_memory.open(mode="lite")` imports, and nothing else.
-metadata(description="claw_memory, LITE mode: profile, MEMORY.md, session history", version="0.1.0",
-         license="MIT")
+# No metadata(): a plain include() shares the including manifest's (manifestfile.py
+# allows one per level); the umbrella manifest.py has it.
 package(
     "claw_memory",
     files=(

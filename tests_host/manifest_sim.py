@@ -22,14 +22,16 @@ class ManifestRun:
     """Run manifests the way tools/manifestfile.py does, recording what they ask for.
 
     $(PORT_DIR) and $(BOARD_DIR) are substituted; includes under the port are recorded, not
-    run; everything else is run once per file, each include being its own metadata() level.
+    run; everything else is run once per file. A plain include() shares the including
+    manifest's metadata() level (only require() opens a new one), so metadata() may be called
+    once in all the files a manifest includes, as manifestfile.py enforces.
     """
 
     def __init__(self):
         self.calls = []          # (manifest path, name, args, kwargs)
         self.frozen = []         # repo-relative .py paths that package()/module() freeze
         self.ran = []
-        self.metadata_levels = []
+        self.metadata_calls = []  # manifests that called metadata()
 
     def _subst(self, path):
         return path.replace("$(PORT_DIR)", PORT_DIR).replace("$(BOARD_DIR)", BOARD)
@@ -40,7 +42,6 @@ class ManifestRun:
             return
         self.ran.append(path)
         here = os.path.dirname(path)
-        level = {"metadata": 0}
 
         def rec(name):
             def f(*a, **k):
@@ -62,8 +63,8 @@ class ManifestRun:
 
         def metadata(**kwargs):
             self.calls.append((path, "metadata", (), kwargs))
-            level["metadata"] += 1
-            assert level["metadata"] == 1, "Duplicate call to metadata() in %s" % path
+            self.metadata_calls.append(path)
+            assert len(self.metadata_calls) == 1, "Duplicate call to metadata() in %s" % path
 
         def package(package_path, files=None, base_path=".", opt=None):
             self.calls.append((path, "package", (package_path,), {"files": files}))
@@ -93,4 +94,3 @@ class ManifestRun:
         }
         with open(path) as f:
             exec(compile(f.read(), path, "exec"), env)
-        self.metadata_levels.append((path, level["metadata"]))

@@ -153,10 +153,8 @@ def test_firmware_freezes_exactly_the_package_and_requires_aiohttp():
     names = [(c[1], c[2]) for c in run.calls]
     assert ("require", ("aiohttp",)) in names
     assert not any(n == "require" and a[0] == "json" for n, a in names), "json is built in"
-    # metadata() once per manifest of the repository (each is its own level), none at the board's.
-    levels = dict(run.metadata_levels)
-    assert levels.pop(os.path.join(BOARD, "manifest.py")) == 0
-    assert set(levels.values()) == {1} and len(levels) == 4
+    # metadata() once, in the repository manifest (includes share one level).
+    assert run.metadata_calls == [os.path.join(ROOT, "manifest.py")]
 
 
 # --- mpconfigboard.cmake, sdkconfig.board, mpconfigboard.h -----------------------------

@@ -15,19 +15,19 @@ from claw_memory_cli import hosttools  # noqa: E402
 from manifest_sim import ManifestRun, frozen  # noqa: E402
 
 
-def test_every_manifest_starts_with_metadata_and_only_the_agent_needs_aiohttp():
+def test_umbrella_has_metadata_first_and_only_the_agent_piece_needs_aiohttp():
     import claw_memory
 
     for m in ("manifest.py", "manifests/lite.py", "manifests/full.py", "manifests/agent.py"):
-        own = []
-        env = {n: (lambda n: lambda *a, **k: own.append((n, a, k)))(n)
-               for n in ("metadata", "require", "package", "module", "include")}
-        with open(os.path.join(ROOT, m)) as f:
-            exec(compile(f.read(), m, "exec"), env)
-        assert own[0][0] == "metadata", m
-        assert own[0][2]["version"] == claw_memory.__version__, m
-        requires = [c[1][0] for c in own if c[0] == "require"]
+        run = ManifestRun()
+        run.run(os.path.join(ROOT, m))
+        own = [c for c in run.calls if c[0] == os.path.join(ROOT, m)]
+        requires = [c[2][0] for c in own if c[1] == "require"]
         assert requires == (["aiohttp"] if m == "manifests/agent.py" else []), m
+        if m == "manifest.py":
+            assert own[0][1] == "metadata" and own[0][3]["version"] == claw_memory.__version__
+        else:
+            assert run.metadata_calls == [], m + ": a piece shares its includer's metadata"
     run = ManifestRun()
     run.run(os.path.join(ROOT, "manifest.py"))
     assert ("aiohttp",) in [c[2] for c in run.calls if c[1] == "require"]

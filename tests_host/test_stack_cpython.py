@@ -87,7 +87,7 @@ def test_extraction_through_the_real_client(tmp_path, kind):
         mem.hooks().on_request_start(req3)
         note3 = await mem.hooks().stage_note(req3)
         stats = dict(mem.extraction.stats)
-        items = mem.store.list()
+        items = list(mem.store.list())
         mem.close()
         return note, note2, note3, stats, items
 

@@ -1,15 +1,16 @@
 # claw_memory.store: the long-term memory store (ESP-Claw's structured memory, byte-compatible).
 # MIT license
 #
-# Files under memory/: `memory_records.jsonl` (event log, the last line per id wins),
-# `memory_index.json` (v3: label catalog with ref counts, keyword index, digest offset),
-# `memory_digest.log` (tab-separated operations; recall counts live here until compaction)
-# and `MEMORY.md` (rendered). Reading order: records (the journal), index (the catalog),
-# keywords (the inverted index), digest, markdown, compact, store (the Store class).
-# docs/FORMAT.md has the formats.
+# Files under memory/: `memory_records.jsonl` (the journal: one line per change, the last
+# line of an id wins), `memory_index.json` (v3: label catalog with ref counts, keyword index;
+# derived), `memory_digest.log` (tab-separated operations; recall counts live here until
+# compaction) and `MEMORY.md` (derived). Reading order: records (the journal), table (what
+# RAM holds per item), index (the label Catalog and memory_index.json), keywords (the
+# inverted index), digest, markdown, compact, store (the Store class). docs/FORMAT.md has
+# the formats.
 
 from .store import (CHANGE_THRESHOLD, DIGEST, INDEX, JOURNAL, MAX_ACTIVE, MEMORY_MD, RECALL_LIMIT,
-                    RECORDS, SIZE_THRESHOLD, Store)
+                    RECORDS, SIZE_BOUND, Batch, Store)
 
 __all__ = ("CHANGE_THRESHOLD", "DIGEST", "INDEX", "JOURNAL", "MAX_ACTIVE", "MEMORY_MD",
-           "RECALL_LIMIT", "RECORDS", "SIZE_THRESHOLD", "Store")
+           "RECALL_LIMIT", "RECORDS", "SIZE_BOUND", "Batch", "Store")

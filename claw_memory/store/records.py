@@ -1,82 +1,89 @@
 # claw_memory.store.records: reading the records journal (`memory_records.jsonl`).
 # MIT license
 #
-# One JSON item per line; the last line of an id wins (ESP-Claw's event log). Nothing holds
-# all items: a scan maps each id to the offset of its latest line, then items are read one
-# at a time by offset.
+# One JSON item per line; the last line of an id wins (ESP-Claw's event log). Lines are read
+# through one reusable buffer (a line is handed out as a memoryview of it, valid until the
+# next one), never with readline(n), which reserves n bytes per call; nothing holds all
+# items.
 
 from .. import item as itm
 from .. import text
-from .._compat import const
+from .._compat import MICROPYTHON, const
 
-LINE_MAX = const(4096)
-
-
-class Counter:
-    """Counts lines that are not items (over-long or unparsable) during a scan."""
-
-    def __init__(self):
-        self.bad = 0
+LINE_MAX = const(4096)  # longer lines are not items (ours are under 1 KiB, ESP-Claw's too)
+_BUF = const(1024)
 
 
-def lines(path, bad=None):
-    """(offset, line) of each complete line; over-long lines and a torn last line are
-    skipped (over-long ones counted in `bad`, a Counter)."""
+def lines(path, start=0):
+    """(offset, line) of each complete line from `start`: a memoryview of the line with its
+    newline, valid until the next step, or None for a line longer than LINE_MAX. A last
+    line without its newline (a torn append) is not handed out."""
+    buf = bytearray(_BUF)
     with open(path, "rb") as f:
-        pos = 0
+        f.seek(start)
+        base = start  # file offset of buf[0]
+        have = 0
+        skip = -1  # start of an over-long line whose bytes are being dropped
         while True:
-            line = f.readline(LINE_MAX)
-            n = len(line)
+            n = f.readinto(memoryview(buf)[have:])
             if not n:
                 return
-            if line[-1] != 10:
-                if n == LINE_MAX:
-                    while line and line[-1] != 10:
-                        line = f.readline(LINE_MAX)
-                        n += len(line)
-                    if bad is not None:
-                        bad.bad += 1
-                pos += n
-                continue
-            yield pos, line
-            pos += n
+            have += n
+            i = 0
+            while True:
+                j = buf.find(b"\n", i, have)
+                if j < 0:
+                    break
+                if skip >= 0:
+                    yield skip, None
+                    skip = -1
+                else:
+                    yield base + i, memoryview(buf)[i : j + 1]
+                i = j + 1
+            if i:
+                buf[: have - i] = buf[i:have]
+                base += i
+                have -= i
+            if have == len(buf):
+                if len(buf) < LINE_MAX:
+                    grown = bytearray(len(buf) * 2)
+                    grown[:have] = buf
+                    buf = grown
+                else:
+                    if skip < 0:
+                        skip = base
+                    base += have
+                    have = 0
 
 
-def scan(path):
-    """({id key: offset of the item's latest line}, number of lines that are not items)."""
-    latest = {}
-    bad = Counter()
-    for off, line in lines(path, bad):
-        it = itm.from_obj(text.json_value(line))
-        if it is None:
-            if line.strip():
-                bad.bad += 1
-            continue
-        latest[itm.id_key(it["id"])] = off
-    return latest, bad.bad
+def parse(raw, off):
+    """(item or None, whether the line was written by a compaction) of a records line
+    (bytes or memoryview) at offset `off`."""
+    if off == 0 and bytes(raw[:3]) == b"\xef\xbb\xbf":
+        raw = raw[3:]  # a UTF-8 BOM, as ESP-Claw's cJSON accepts it
+    if not MICROPYTHON and isinstance(raw, memoryview):
+        raw = bytes(raw)  # CPython's json takes no memoryview (MicroPython's does: no copy)
+    obj = text.json_value(raw)
+    it = itm.from_obj(obj, raw)
+    return it, it is not None and "summary_labels" in obj
 
 
-def items(path, latest, deleted=False):
-    """(offset, item) of each current item in file order (`latest` None: every line)."""
-    for off, line in lines(path):
-        it = itm.from_obj(text.json_value(line))
-        if it is None or (latest is not None and latest.get(itm.id_key(it["id"])) != off):
-            continue
-        if deleted or not it["deleted"]:
-            yield off, it
-
-
-def at(f, off):
+def item_at(f, off):
     """The item on the line at `off` of an open records file, or None."""
     f.seek(off)
-    return itm.from_obj(text.json_value(f.readline(LINE_MAX)))
+    out = b""
+    while len(out) < LINE_MAX:
+        chunk = f.read(256)
+        if not chunk:
+            return None  # no newline: a torn line is not an item
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return parse(out + chunk[: k + 1], off)[0]
+        out += chunk
+    return None
 
 
-def get(path, latest, memory_id):
-    """The active item with that id, or None."""
-    off = latest.get(itm.id_key(memory_id))
-    if off is None:
-        return None
+def read_item(path, off):
+    """The item on the line at `off` of the records file, or None."""
     with open(path, "rb") as f:
-        it = at(f, off)
-    return None if it is None or it["deleted"] or it["id"] != memory_id else it
+        return item_at(f, off)

@@ -86,7 +86,7 @@ def test_damaged_files():
                 eq(msgs[-1]["content"], "pending question", what + ": the unfinished turn")
         else:
             eq(len(logged), 12, what + ": history untouched")
-        items = sorted(i["content"] for i in mem.store.list())
+        items = sorted(i["content"] for i in list(mem.store.list()))
         eq(items, ["User has a cat", "User likes tea", "User lives in Oslo"], what + ": items")
         got = {p.name: p.collect(Request("x", SID)) for p in mem.providers()}
         eq([l for l in logs if "provider" in l], [], what + ": no provider failed")
@@ -104,8 +104,9 @@ def test_damaged_files():
         mem.sessions.persist(SID, [(2, None, "final after")], turn_completed=True)
         eq(mem.sessions.messages(SID)[-1]["content"], "final after", what + ": next turn")
         mem.store.store("User learned to swim", "sport")
-        eq(len(mem.store.list()), 4, what + ": next store")
+        eq(len(list(mem.store.list())), 4, what + ": next store")
         mem.sessions.repair(SID)
+        mem.flush()
         eq(mem.store.verify()["index"], "ok", what + ": index consistent")
         dev.unmount()
 
@@ -186,7 +187,7 @@ def test_garbage_llm_answers_store_nothing():
         job.answer = answer
         labels = ex.apply(job)
         ok(isinstance(labels, list), "labels list for %r" % answer[:30])
-    items = sorted(i["content"] for i in mem.store.list())
+    items = sorted(i["content"] for i in list(mem.store.list()))
     eq(items, ["A" * 255, "x"], "only string facts in a memories list (the oversized one cut)")
     ok(ex.stats["garbage"] >= 8, "garbage counted")
     dev.unmount()
@@ -206,6 +207,6 @@ async def test_garbage_tool_arguments():
                 ok(js["ok"] in (True, False), "%s envelope for %r" % (t.name, raw[:30]))
     for path in tree("/flash"):
         ok(path.startswith(("sessions/", "memory/")), "inside the layout: %s" % path)
-    ok(len(mem.store.list()) >= 1, "store still works")
+    ok(len(list(mem.store.list())) >= 1, "store still works")
     raises(ValueError, mem.profile.path, "../user")
     dev.unmount()

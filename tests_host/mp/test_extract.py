@@ -39,7 +39,7 @@ async def test_stores_and_reports_labels():
     dev, mem = _open(x)
     r, note = await _request(mem, "I moved to Lisbon last year")
     eq(note, "Memory update: [city]", "label reported")
-    it = mem.store.list()[0]
+    it = list(mem.store.list())[0]
     eq((it["content"], it["source"], it["keywords"]), ("User lives in Lisbon", "auto_llm", "Lisbon,city"), "stored")
     call0 = x.calls[0]
     eq(call0["system"], extract.SYSTEM_PROMPT, "system prompt")
@@ -49,7 +49,7 @@ async def test_stores_and_reports_labels():
     # The same fact again: deduplicated, nothing reported.
     x.add(_answer("none", ("user lives in LISBON", ["city"], [])))
     r, note = await _request(mem, "Lisbon is home")
-    eq((note, len(mem.store.list())), (None, 1), "duplicate")
+    eq((note, len(list(mem.store.list()))), (None, 1), "duplicate")
     ok("- city\n" in x.calls[1]["messages"][0]["content"], "catalog in the prompt")
     for rule in ("intent", "forget", "replace", "At most 3", "persona", "Questions"):
         ok(rule in extract.SYSTEM_PROMPT, "prompt covers %s" % rule)
@@ -64,9 +64,9 @@ async def test_replace_forgets_conflicts_and_forget_stores_nothing():
     await _request(mem, "I live in Lisbon")
     r, note = await _request(mem, "Actually I moved to Porto")
     eq(note, "Memory update: [city]", "replacement reported")
-    eq([i["content"] for i in mem.store.list()], ["User lives in Porto"], "old city forgotten")
+    eq([i["content"] for i in list(mem.store.list())], ["User lives in Porto"], "old city forgotten")
     r, note = await _request(mem, "Forget where I live")
-    eq((note, [i["content"] for i in mem.store.list()]), (None, ["User lives in Porto"]), "forget: nothing stored")
+    eq((note, [i["content"] for i in list(mem.store.list())]), (None, ["User lives in Porto"]), "forget: nothing stored")
     dev.unmount()
 
 
@@ -77,7 +77,7 @@ async def test_manual_write_discards_the_extraction():
     published = []
     agent = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), publish=published.append)
     await agent.run(Request("remember I love Verdi operas", SID, "web", "local"))
-    eq([i["content"] for i in mem.store.list()], ["User loves opera by Verdi"], "only the manual write")
+    eq([i["content"] for i in list(mem.store.list())], ["User loves opera by Verdi"], "only the manual write")
     eq(mem.extraction.stats["discarded"], 1, "extraction discarded")
     eq(published, ["\U0001f99e [Round 2] Memory update: [music]"], "note from the manual write")
     dev.unmount()
@@ -100,7 +100,7 @@ async def test_garbage_and_odd_answers():
     eq(notes, [None, "Memory update: [bike]", "Memory update: [language]", None, "Memory update: [age]", None],
        "garbage skipped, prose and arrays parsed")
     eq(mem.extraction.stats["garbage"], 2, "garbage counted")
-    eq(sorted(i["content"] for i in mem.store.list()), ["User is 30", "User owns a bike", "User speaks Dutch"],
+    eq(sorted(i["content"] for i in list(mem.store.list())), ["User is 30", "User owns a bike", "User speaks Dutch"],
        "only real facts")
     dev.unmount()
 
@@ -109,7 +109,7 @@ async def test_llm_error_is_counted_and_a_full_queue_skips_extraction():
     x = ScriptedLLM([LLMError("HTTP 500", "http", 500)])
     dev, mem = _open(x)
     r, note = await _request(mem, "I like cats")
-    eq((note, mem.extraction.stats["errors"], mem.store.list()), (None, 1, []), "LLM error: counted, nothing stored")
+    eq((note, mem.extraction.stats["errors"], list(mem.store.list())), (None, 1, []), "LLM error: counted, nothing stored")
     # Full queue: 4 waiting jobs, the 5th request goes on without extraction.
     ex = mem.extraction
     reqs = [Request("fact %d" % n, SID) for n in range(5)]
@@ -137,9 +137,9 @@ async def test_stage_note_waits_a_bounded_time():
     eq(note, None, "not ready in time: no note, no wait forever")
     eq(mem.extraction.stats["timeouts"], 1, "counted")
     await asyncio.sleep(0.6)
-    eq(mem.store.list(), [], "a late answer is never applied")
+    eq(list(mem.store.list()), [], "a late answer is never applied")
     eq(await mem.hooks().stage_note(r), None, "asking again finds no job")
-    eq(mem.store.list(), [], "still nothing applied")
+    eq(list(mem.store.list()), [], "still nothing applied")
     dev.unmount()
     dev, mem = _open(SlowLLM(0.05, _answer("none", ("User likes slow jazz", ["music"], []))), stage_note_wait=2)
     r, note = await _request(mem, "I like slow jazz")
@@ -169,7 +169,7 @@ async def test_a_fact_forgotten_meanwhile_is_not_stored_again():
     tools = {t.name: t for t in mem.tools()}
     await tools["memory_forget"].handler(json.dumps({"memory_id": it["id"]}), Request("forget kites", "other"))
     note = await mem.hooks().stage_note(r)
-    eq((note, mem.store.list()), (None, []), "not resurrected")
+    eq((note, list(mem.store.list())), (None, []), "not resurrected")
     dev.unmount()
 
 

@@ -1,6 +1,6 @@
-# Forget removes an item everywhere: the index and MEMORY.md at once, the records at the next
-# compaction, and pending extraction answers that would store it again. Deleting a session
-# removes its history files.
+# Forget removes an item everywhere: from every file within 5 changes, or at close(), across
+# a reboot too, and from pending extraction answers that would store it again. Deleting a
+# session removes its history files.
 import json
 
 from flashsim import mount
@@ -21,9 +21,14 @@ def _read(path):
 
 
 def _everywhere(mem):
-    return {name: SECRET.encode() in _read(path) or b"4711" in _read(path)
+    from claw_memory import fsutil
+
+    return {name: fsutil.exists(path) and (SECRET.encode() in _read(path) or b"4711" in _read(path))
             for name, path in (("records", mem.store.records_path), ("index", mem.store.index_path),
-                               ("md", mem.store.md_path))}
+                               ("md", mem.store.md_path), ("digest", mem.store.digest_path))}
+
+
+_NOWHERE = {"records": False, "index": False, "md": False, "digest": False}
 
 
 async def test_forget_removes_the_item_everywhere():
@@ -33,7 +38,8 @@ async def test_forget_removes_the_item_everywhere():
     mem = claw_memory.open("/flash", extraction_llm=x)
     it, _ = mem.store.store(SECRET, "pin", "4711")
     mem.store.store("User likes tea", "drink")
-    eq(_everywhere(mem), {"records": True, "index": True, "md": True}, "stored everywhere")
+    mem.flush()
+    eq(_everywhere(mem), {"records": True, "index": True, "md": True, "digest": False}, "stored everywhere")
     # A request whose extraction would store the secret again is still pending...
     pending = Request("my PIN is 4711", "chat:web:other:default_01", "web", "other")
     mem.hooks().on_request_start(pending)
@@ -42,11 +48,30 @@ async def test_forget_removes_the_item_everywhere():
     good, out = await tools["memory_forget"].handler(json.dumps({"memory_id": it["id"]}),
                                                      Request("forget my PIN", SID, "web", "u"))
     ok(good, "forgotten")
-    eq(_everywhere(mem), {"records": True, "index": False, "md": False}, "gone from index and MEMORY.md")
     eq(await mem.hooks().stage_note(pending), None, "the pending extraction does not store it again")
-    mem.store.compact()
-    eq(_everywhere(mem), {"records": False, "index": False, "md": False}, "gone from the records too")
-    eq([i["content"] for i in mem.store.list()], ["User likes tea"], "the rest kept")
+    mem.close()
+    eq(_everywhere(mem), _NOWHERE, "gone from every file at close()")
+    eq([i["content"] for i in list(mem.store.list())], ["User likes tea"], "the rest kept")
+    dev.unmount()
+
+
+def test_forgotten_text_leaves_every_file_within_5_changes_across_a_reboot():
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    it, _ = mem.store.store(SECRET, "pin", "4711")
+    for n in range(5):
+        mem.store.store("Filler fact number %d about gardens" % n, "garden")
+    mem.store.compact()  # records, index and MEMORY.md hold the secret; no change since
+    mem.store.forget(it["id"])  # change 1 since the last compaction
+    ok(_everywhere(mem) != _NOWHERE, "not yet everywhere gone: compaction waits for 5 changes")
+    dev = dev.reboot()  # no close(): a power cut
+    mem = claw_memory.open("/flash", extract=False)
+    changes = 0
+    while _everywhere(mem) != _NOWHERE:
+        mem.store.store("Another fact number %d about boats" % changes, "boat")
+        changes += 1
+        ok(changes <= 4, "gone within 5 changes of the forget (the reboot did not reset the count)")
+    eq(mem.store.get(it["id"]), None, "forgotten")
     dev.unmount()
 
 

@@ -48,7 +48,7 @@ def _index():
 def _kw_reference(store):
     """The keyword index ESP-Claw would build from the active items."""
     ref = {}
-    for it in store.list():
+    for it in list(store.list()):
         for t in itm.keyword_terms(it):
             ref.setdefault(t, [])
             if it["id"] not in ref[t]:
@@ -57,8 +57,9 @@ def _kw_reference(store):
 
 
 def _check_consistent(store):
-    """Index catalog and keyword index agree with the active items."""
-    items = store.list()
+    """After a flush, the index catalog and keyword index agree with the active items."""
+    store.flush()
+    items = list(store.list())
     refs = {}
     for it in items:
         for sid in it["summary_ids"]:
@@ -83,7 +84,7 @@ def test_fresh_directory_files():
     eq(_read("MEMORY.md").decode(), MD_DEFAULT, "default MEMORY.md")
     eq(_index(), {"version": 3, "next_summary_id": 1, "last_compact_digest_size": 0,
                   "records_size": 0, "summaries": [], "keyword_index": {}}, "default index")
-    eq(s.list(), [], "empty")
+    eq(list(s.list()), [], "empty")
     dev.unmount()
 
 
@@ -105,6 +106,8 @@ def test_store_line_format_and_normalisation():
        "ESP-Claw line, key order")
     it2, _ = s.store("Likes to run in the morning", "habit", "")
     eq(it2["keywords"], "habit", "topped up from the tags")
+    eq(_read("memory_digest.log"), b"", "change lines wait in RAM: a change is one append")
+    s.flush()
     dig = _read("memory_digest.log").decode().splitlines()
     eq(dig, ["%d\tstore\t%s" % (T0, it["id"]), "%d\tstore\t%s" % (T0, it2["id"])], "digest lines")
     _check_consistent(s)
@@ -152,6 +155,7 @@ def test_update_and_forget():
     ok(changed and new["id"] != a["id"], "new id")
     eq((new["tags"], new["keywords"], new["created_at"]), ("city", "Beijing,city", T0 + 60), "patched")
     eq(s.get(a["id"]), None, "old item tombstoned")
+    s.flush()
     dig = _read("memory_digest.log").decode().splitlines()[-3:]
     eq([l.split("\t")[1:] for l in dig],
        [["update_store", new["id"], a["id"]], ["forget", a["id"]], ["update", new["id"], a["id"]]],
@@ -162,13 +166,14 @@ def test_update_and_forget():
     # Update onto an existing item: the other item is returned, the old one forgotten.
     got, changed = s.update(new["id"], content="User likes tea")
     eq((got["id"], changed), (b["id"], True), "merged into the duplicate")
-    eq([i["id"] for i in s.list()], [b["id"]], "one item left")
+    eq([i["id"] for i in list(s.list())], [b["id"]], "one item left")
     # Forget: refs down, unused labels leave the catalog.
     old, changed = s.forget(b["id"])
     eq((old["content"], old["summary_labels"], changed), ("User likes tea", ["drink"], True), "forget result")
-    eq(s.labels(), [], "catalog empty")
+    eq(list(s.labels()), [], "catalog empty")
     raises(NotFound, s.forget, b["id"])
     raises(ValueError, s.forget, None)
+    s.flush()
     ok(b"(empty - Claw will write memories here as it learns)" in _read("MEMORY.md"), "MEMORY.md empty text")
     _check_consistent(s)
     dev.unmount()
@@ -179,14 +184,14 @@ def test_labels_catalog_ids_stay_stable():
     a, _ = s.store("Fact one about coffee", "coffee")
     b, _ = s.store("Fact two about tea", "tea")
     c, _ = s.store("Fact three about coffee beans", "coffee,beans")
-    eq([(l["summary_id"], l["label"], l["ref_count"]) for l in s.labels()],
+    eq([(l["summary_id"], l["label"], l["ref_count"]) for l in list(s.labels())],
        [(1, "coffee", 2), (2, "tea", 1), (3, "beans", 1)], "catalog")
     s.forget(b["id"])
     d, _ = s.store("Fact four about juice", "juice")
-    eq([(l["summary_id"], l["label"]) for l in s.labels()], [(1, "coffee"), (3, "beans"), (4, "juice")],
+    eq([(l["summary_id"], l["label"]) for l in list(s.labels())], [(1, "coffee"), (3, "beans"), (4, "juice")],
        "a removed id is not reused")
     s.compact()
-    eq([(l["summary_id"], l["label"]) for l in s.labels()], [(1, "coffee"), (3, "beans"), (4, "juice")],
+    eq([(l["summary_id"], l["label"]) for l in list(s.labels())], [(1, "coffee"), (3, "beans"), (4, "juice")],
        "ids kept by compaction")
     dev.unmount()
 
@@ -229,11 +234,11 @@ def test_recall_counts_land_at_compaction():
         s.recall(["music"], limit=3)  # every item once per call
     clock.t += 100
     s.recall(["music"], limit=1)  # c is first (newest): one more for c
-    eq([i["access_count"] for i in s.list()], [0, 0, 0], "counts not in the records yet")
+    eq([i["access_count"] for i in list(s.list())], [0, 0, 0], "counts not in the records yet")
     s.compact()
-    got = [(i["id"], i["access_count"]) for i in s.list()]
+    got = [(i["id"], i["access_count"]) for i in list(s.list())]
     eq(got, [(c["id"], 4), (a["id"], 3), (b["id"], 3)], "counts folded, then recency, then id")
-    ok(s.list()[0]["updated_at"] == clock.t, "recency from the last recall")
+    ok(list(s.list())[0]["updated_at"] == clock.t, "recency from the last recall")
     dev.unmount()
 
 
@@ -244,7 +249,7 @@ def test_ids_stay_unique_when_the_clock_repeats():
     s2 = Store(M, clock=Clock())
     b, _ = s2.store("Second boot fact", "boot")
     ok(a["id"] != b["id"], "fresh id")
-    eq(len(s2.list()), 2, "both kept")
+    eq(len(list(s2.list())), 2, "both kept")
     dev.unmount()
 
 
@@ -266,7 +271,9 @@ def test_compaction_merges_duplicates_drops_tombstones_keeps_best():
     lines.append(json.dumps(tomb))
     _write("memory_records.jsonl", ("\n".join(lines) + "\n").encode())
     s2 = Store(M, clock=clock)
-    items = s2.list()  # the stamp no longer matches: compaction on open
+    eq(len(list(s2.list())), 2, "duplicates are merged by compaction, not on open")
+    s2.compact()
+    items = list(s2.list())
     eq(len(items), 1, "duplicates merged, tombstone dropped")
     it = items[0]
     eq((it["id"], it["content"], it["access_count"], it["created_at"]),
@@ -288,20 +295,26 @@ def test_capacity_128_by_score():
     s.recall(["t0"])
     s.recall(["t0"])
     s.compact()
-    kept = sorted(i["content"][14] for i in s.list())
+    kept = sorted(i["content"][14] for i in list(s.list()))
     eq(kept, ["0", "4", "5", "6", "7"], "two recalls (6h) do not save t0's rivals from 14h older")
-    eq(len(s.list()), 5, "capacity")
+    eq(len(list(s.list())), 5, "capacity")
     _check_consistent(s)
     dev.unmount()
 
 
 def test_compaction_triggers():
     dev, s, clock = _fresh()
-    for n in range(4):
-        s.store("Trigger fact number %d" % n, "x")
-    ok(b"compact" not in _read("memory_digest.log"), "not yet")
-    s.store("Trigger fact number 4", "x")
-    ok(b"compact" in _read("memory_digest.log"), "after 5 changes")
+    ids = [s.store("Trigger fact number %d" % n, "x")[0]["id"] for n in range(6)]
+    ok(b"compact" not in _read("memory_digest.log"), "stores leave no garbage: nothing to compact")
+    s.forget(ids[0])
+    ok(b"compact" in _read("memory_digest.log"), "5 changes since the last compaction and garbage")
+    ok(b"Trigger fact number 0" not in _read("memory_records.jsonl"), "forgotten text gone")
+    s.forget(ids[1])
+    for n in range(3):
+        s.store("Later fact number %d" % n, "y")
+    ok(b"Trigger fact number 1" in _read("memory_records.jsonl"), "within 4 more changes it may stay")
+    s.store("Later fact number 3", "y")
+    ok(b"Trigger fact number 1" not in _read("memory_records.jsonl"), "gone at the 5th change")
     # Size trigger: records at 32 KiB.
     dev.unmount()
     dev, s, clock = _fresh()
@@ -322,11 +335,14 @@ def test_digest_stays_bounded():
     ok(fsutil.size(M + "/memory_digest.log") > 8192, "grew with recalls")
     s.compact()
     ok(fsutil.size(M + "/memory_digest.log") <= 4096 + 100, "trimmed at compaction")
-    eq(s.list()[0]["access_count"], 250, "every recall counted")
-    eq(_index()["last_compact_digest_size"], fsutil.size(M + "/memory_digest.log"), "offset = trimmed size")
+    eq(list(s.list())[0]["access_count"], 250, "every recall counted")
+    s.flush()
+    dig = _read("memory_digest.log")
+    eq(_index()["last_compact_digest_size"], len(dig) - len(dig.rstrip(b"\n").rsplit(b"\n", 1)[-1]) - 1,
+       "offset = where the compact line starts, as ESP-Claw's")
     s.recall(["r"])
     s.compact()
-    eq(s.list()[0]["access_count"], 251, "no recount after the trim")
+    eq(list(s.list())[0]["access_count"], 251, "no recount after the trim")
     dev.unmount()
 
 
@@ -348,7 +364,13 @@ def test_opens_an_esp_claw_folder_written_by_hand():
            b"1714000600\trecall\tmem-1714000000-0042\taccess_count+1\n")
     _write("MEMORY.md", b"# Long-term Memory\n\n(old render)\n")
     s = Store(M, clock=Clock(T0 + 1000))
-    items = s.list()
+    items = list(s.list())
+    eq([i["summary_labels"] for i in items], [["daily_ro", "hydratio"], ["dietary"]],
+       "before a compaction: ESP-Claw's catalog as it is, counts not folded yet")
+    ok(_read("MEMORY.md").startswith(b"# Long-term Memory\n\n## Summary Labels\n\n- dietary"),
+       "a MEMORY.md that does not match the records is rendered on open")
+    s.compact()
+    items = list(s.list())
     eq([i["id"] for i in items], ["mem-1714000000-0042", "mem-1714000100-0043"], "active items, best first")
     eq(items[0]["access_count"], 2, "recall lines folded in")
     eq(items[0]["updated_at"], 1714000600, "recency from the recall")
@@ -369,6 +391,7 @@ def test_memory_md_exact_render():
     s.store("Fact A", "alpha")
     clock.t += 1
     s.store("Fact B", "beta,alpha")
+    s.flush()
     from claw_memory._compat import local_time_str
     want = ("# Long-term Memory\n\n## Summary Labels\n\n- alpha (refs=2)\n- beta (refs=1)\n\n"
             "## Active Memories\n\n"
@@ -435,7 +458,7 @@ def test_damaged_records_lines_are_skipped_and_counted():
     rep = s2.verify()
     eq(rep["bad_lines"], 4, "over-long, binary, no id, not an object")
     eq(rep["index"], "behind the records", "stamp mismatch seen")
-    eq([i["id"] for i in s2.list()], [a["id"]], "good item kept")
+    eq([i["id"] for i in list(s2.list())], [a["id"]], "good item kept")
     s2.store("Another fact after damage", "keep")
     eq(len(s2.recall(["keep"])), 2, "store works on after repair")
     _check_consistent(s2)
@@ -445,17 +468,19 @@ def test_damaged_records_lines_are_skipped_and_counted():
 def test_leftovers_of_interrupted_writes():
     dev, s, clock = _fresh()
     a, _ = s.store("Fact before the cut", "cut")
+    s.flush()
     idx = _read("memory_index.json")
     # An index replace cut inside FAT's remove-then-rename: only the tmp is left.
     os.rename(M + "/memory_index.json", M + "/memory_index.json.tmp")
     s2 = Store(M, clock=clock)
-    eq(len(s2.list()), 1, "works")
-    eq(_read("memory_index.json"), idx, "tmp adopted")
+    eq(len(list(s2.list())), 1, "works")
+    eq(_read("memory_index.json"), idx, "derived again from the records, not adopted")
+    ok(not fsutil.exists(M + "/memory_index.json.tmp"), "the tmp is gone")
     # An unfinished compaction (no journal): its tmps are discarded.
     _write("memory_records.jsonl.tmp", b"half")
     _write("MEMORY.md.tmp", b"# half")
     s3 = Store(M, clock=clock)
-    eq(len(s3.list()), 1, "old files kept")
+    eq(len(list(s3.list())), 1, "old files kept")
     ok(not fsutil.exists(M + "/memory_records.jsonl.tmp"), "tmp removed")
     # A committed compaction whose renames were cut: finished on open.
     s3.compact()
@@ -465,7 +490,7 @@ def test_leftovers_of_interrupted_writes():
     fsutil.remove(M + "/memory_index.json")
     _write(".compact", b"")
     s4 = Store(M, clock=clock)
-    eq(len(s4.list()), 1, "commit finished")
+    eq(len(list(s4.list())), 1, "commit finished")
     ok(not fsutil.exists(M + "/.compact"), "journal gone")
     _check_consistent(s4)
     dev.unmount()
@@ -490,7 +515,7 @@ def test_numbers_out_of_range_in_records():
         f.write(b'{"id":"mem-1-0001","content":"huge times","created_at":1e400,"updated_at":-5,"access_count":1e999}\n')
         f.write(b'{"id":"mem-2-0002","content":"big count","access_count":99999999}\n')
     s2 = Store(M, clock=clock)
-    items = {i["content"]: i for i in s2.list()}
+    items = {i["content"]: i for i in list(s2.list())}
     eq((items["huge times"]["created_at"], items["huge times"]["updated_at"], items["huge times"]["access_count"]),
        (0, 0, 0), "infinity and negatives read as 0")
     eq(items["big count"]["access_count"], 65535, "counts saturate")
@@ -520,7 +545,7 @@ def test_a_saved_change_is_not_reported_as_failed():
     it, changed = s2.store("Third fact about jam", "jam")
     ok(changed, "the item is on flash: success")
     markdown.writer = real
-    eq(len(s2.list()), 3, "all three there")
+    eq(len(list(s2.list())), 3, "all three there")
     _check_consistent(s2)
     ok(b"Third fact about jam" in _read("MEMORY.md"), "MEMORY.md caught up")
     dev.unmount()

@@ -221,7 +221,7 @@ async def main(export_dir, kind="offline", base_url=None, model=None):
     mem = claw_memory.open(root, llm=llm, extraction_llm=xllm)
     sid = mem.chats.session_id(CHANNEL, CHAT)
     out("history of %s after the reboot: %d messages; long-term items: %d" % (
-        sid, len(mem.sessions.messages(sid)), len(mem.store.list())))
+        sid, len(mem.sessions.messages(sid)), mem.store.count()))
     await _talk(mem, llm, AFTER_REBOOT, out)
     out("\n[Ada] /session new holidays")
     out("[Pip] " + mem.session_command(CHANNEL, CHAT, "new holidays"))

@@ -117,7 +117,7 @@ def store_ops(clock_start=1714000000):
 
     def check(acked):
         s = Store(MEMORY_DIR, clock=lambda: clock_start + 1000)
-        items = s.list()
+        items = list(s.list())
         contents = [i["content"] for i in items]
         for c in contents:
             if contents.count(c) != 1:
@@ -164,7 +164,8 @@ def check_store_consistent(s):
     from claw_memory import fsutil
     from claw_memory import item as itm
 
-    items = s.list()
+    s.flush()
+    items = list(s.list())
     refs = {}
     terms = {}
     for it in items:
@@ -359,7 +360,7 @@ def system(limit=4000):
             if not mem.sessions.blocked(_sid(alias)):
                 raise AssertionError("session %s should be blocked" % alias)
         # Long-term items.
-        contents = set(i["content"] for i in mem.store.list())
+        contents = set(i["content"] for i in list(mem.store.list()))
         if contents not in (done.items, flight.items):
             missing = done.items - contents - (flight.items - done.items)
             extra = contents - done.items - flight.items
