@@ -2,25 +2,31 @@
 # MIT license
 #
 #   >>> from claw_memory import inspect
-#   >>> inspect.sessions()            # every session: bytes, records, pending, blocked
-#   >>> inspect.history("chat:web:local:default_01", 5)
+#   >>> inspect.sessions()            # every session: id, file, bytes, records, pending, blocked
+#   >>> inspect.history()             # the latest session's last 10 messages
+#   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
 #
-# Each function takes an opened memory (`mem=`) or a data root (`root=`, opened once and
-# reused); it prints a compact table and returns the rows (`show=False` only returns them).
-# A root without a long-term store (LITE) is opened in LITE mode: nothing of the store is
-# created by looking at it.
+# Each function prints a compact table and returns None; with `rows=True` it prints nothing
+# and returns the rows (dicts) instead. Each takes an opened memory (`mem=`) or a data root
+# (`root=`, default: the one claw_memory.open() picks; opened once and reused). Looking never
+# creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root
+# without a long-term store (LITE) is opened in LITE mode, so nothing of the store is created.
 
-from . import messages, text
+import json
+import os
+
+from . import fsutil, messages, text
+from ._compat import ilistdir
 
 _last = None  # (root, Memory): the root opened most recently
+_COLS = ("id", "file", "bytes", "records", "pending", "blocked")
 
 
 def _mem(root=None, mem=None):
     global _last
     if mem is not None:
         return mem
-    from . import fsutil
     from .memory import FULL, LITE, Memory
     from .paths import Layout
 
@@ -28,7 +34,7 @@ def _mem(root=None, mem=None):
     if _last is not None and _last[0] == lay.root:
         return _last[1]
     mode = FULL if fsutil.exists(lay.records) else LITE
-    _last = (lay.root, Memory(lay.root, mode=mode, extract=False))
+    _last = (lay.root, Memory(lay.root, mode=mode, extract=False, create=False))
     return _last[1]
 
 
@@ -46,61 +52,159 @@ def table(rows, cols, title=None):
                         for c, w in zip(cols, widths)).rstrip())
 
 
-def _show(rows, cols, show):
-    if show:
-        table(rows, cols)
-    return rows
+def _out(data, shown, cols, rows, title=None):
+    if rows:
+        return data
+    table(shown, cols, title)
+    return None
 
 
-def sessions(root=None, show=True, mem=None):
-    """Every session file: bytes, records (pending included), pending, blocked."""
-    return _show(_mem(root, mem).sessions.list(), ("file", "bytes", "records", "pending", "blocked"), show)
+def _chat_ids(mem):
+    """{file name: session id} of every session a chat map names, also those that have no
+    turn yet (`/session new`)."""
+    from .session import file_name
+
+    out = {}
+    d = mem.chats.dir
+    if not fsutil.is_dir(d):
+        return out
+    for name, is_dir in ilistdir(d):
+        if is_dir or not name.endswith(".json"):
+            continue
+        try:
+            key = json.loads(fsutil.read_bounded(d + "/" + name, 4096))["chat_key"]
+            state = mem.chats.state(key) if isinstance(key, str) else None
+        except Exception:  # noqa: BLE001 -- a damaged map names no session
+            continue
+        for alias in state[1] if state else ():
+            sid = key + ":" + alias
+            try:
+                out[file_name(sid)] = sid
+            except ValueError:
+                pass
+    return out
 
 
-def history(session_id, n=10, root=None, show=True, mem=None):
-    """The last `n` messages of a session as (role, text) rows."""
-    rows = []
-    for m in _mem(root, mem).sessions.messages(session_id, backend="")[-n:]:
-        row = messages.display(m)
-        if show:
-            row["text"] = messages.cut(row["text"])
-        rows.append(row)
-    return _show(rows, ("role", "text"), show)
+def _sessions(mem):
+    ids = _chat_ids(mem)
+    out = list(mem.sessions.list())
+    files = set()
+    for r in out:
+        r["id"] = ids.get(r["file"])
+        files.add(r["file"])
+    for f, sid in ids.items():
+        if f not in files:
+            out.append({"id": sid, "file": f, "bytes": 0, "records": 0, "pending": 0, "blocked": False})
+    out.sort(key=lambda r: (r["id"] is None, r["id"] or "", r["file"]))
+    return out
 
 
-def items(root=None, limit=None, show=True, mem=None):
-    """Active long-term items, best first ([] without a store)."""
+def _shown(rows):
+    return [dict(r, id=r["id"] or "?") for r in rows]
+
+
+def sessions(root=None, rows=False, mem=None):
+    """Every session: id (from the chat maps; None when no map names it), file, bytes,
+    records (pending included), pending, blocked. Sessions a chat map names that have no
+    turn yet have 0 records."""
+    out = _sessions(_mem(root, mem))
+    return _out(out, _shown(out), _COLS, rows)
+
+
+def _mtime(path):
+    try:
+        return os.stat(path)[8]
+    except OSError:
+        return -1
+
+
+def _find(mem, session):
+    """(file name, session id or None) of a session given by id or file name; None for the
+    latest session (the one written last); (None, None) when there is no such session."""
+    from .session import file_name, is_log_name
+
+    d = mem.sessions.dir
+    ids = _chat_ids(mem)
+    if session is None:
+        best = None
+        if fsutil.is_dir(d):
+            for name, is_dir in ilistdir(d):
+                log = name[:-8] if name.endswith(".pending") else name
+                if is_dir or not is_log_name(log):
+                    continue
+                key = (_mtime(d + "/" + name), log)
+                if best is None or key > best:
+                    best = key
+        return (best[1], ids.get(best[1])) if best else (None, None)
+    if not isinstance(session, str):
+        return None, None
+    if is_log_name(session):
+        f, sid = session, ids.get(session)
+    else:
+        try:
+            f, sid = file_name(session), session
+        except ValueError:
+            return None, None
+    if f in ids or fsutil.exists(d + "/" + f) or fsutil.exists(d + "/" + f + ".pending"):
+        return f, sid
+    return None, None
+
+
+def history(session=None, n=10, root=None, rows=False, mem=None):
+    """The last `n` messages (0: all) of a session, given by id or file name; without one,
+    of the latest session. An unknown session is reported (ValueError with `rows=True`)."""
+    m = _mem(root, mem)
+    f, sid = _find(m, session)
+    if f is None:
+        why = ("no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
+               if session is not None else "no sessions in %s yet" % m.layout.root)
+        if rows:
+            raise ValueError(why)
+        print(why)
+        return None
+    msgs = m.sessions.messages(None, backend="", file=f)
+    if n:
+        msgs = msgs[-n:]
+    out = [messages.display(x) for x in msgs]
+    shown = [dict(r, text=messages.cut(r["text"])) for r in out]
+    return _out(out, shown, ("role", "text"), rows, "%s (%s): last %d" % (sid or "?", f, len(out)))
+
+
+def items(root=None, limit=None, rows=False, mem=None):
+    """Active long-term items, best first (none without a store)."""
     store = _mem(root, mem).store
     out = []
     for it in (store.list() if store is not None else ()):
         if limit is not None and len(out) >= limit:
             break
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
-                    "content": messages.cut(it["content"]) if show else it["content"]})
-    return _show(out, ("id", "access", "labels", "content"), show)
+                    "content": it["content"]})
+    shown = [dict(r, content=messages.cut(r["content"])) for r in out]
+    return _out(out, shown, ("id", "access", "labels", "content"), rows)
 
 
-def labels(root=None, show=True, mem=None):
-    """The label catalog ([] without a store)."""
+def labels(root=None, rows=False, mem=None):
+    """The label catalog (none without a store)."""
     store = _mem(root, mem).store
-    return _show(list(store.labels()) if store is not None else [], ("summary_id", "label", "ref_count"), show)
+    out = list(store.labels()) if store is not None else []
+    return _out(out, out, ("summary_id", "label", "ref_count"), rows)
 
 
-def profile(root=None, show=True, mem=None):
-    """The profile documents (first line shown)."""
+def profile(root=None, rows=False, mem=None):
+    """The profile documents (the table shows their first line)."""
     prof = _mem(root, mem).profile
-    rows = []
+    out = []
     for name in ("user", "soul", "identity"):
         body = prof.read(name)
-        rows.append({"name": name, "bytes": len(body.encode()), "text": messages.cut(body) if show else body})
-    return _show(rows, ("name", "bytes", "text"), show)
+        out.append({"name": name, "bytes": len(body.encode()), "text": body})
+    shown = [dict(r, text=messages.cut(r["text"])) for r in out]
+    return _out(out, shown, ("name", "bytes", "text"), rows)
 
 
-def stats(root=None, show=True, mem=None):
-    """Bytes per layer, records, and the tokens each layer adds to a request (estimate;
-    for sessions, the largest session's replayed history)."""
-    from . import fsutil
-    from ._compat import ilistdir
+def stats(root=None, rows=False, mem=None):
+    """Bytes per layer, records, and the tokens each layer adds to a request (estimate; for
+    sessions, the largest session's whole history), then every session with its bytes,
+    records and the tokens of its whole history. `rows=True`: {"layers": [..], "sessions": [..]}."""
     from .core import Request
 
     mem = _mem(root, mem)
@@ -110,13 +214,13 @@ def stats(root=None, show=True, mem=None):
             return max(fsutil.size(path), 0)
         return sum(size(path + "/" + name) for name, is_dir in ilistdir(path))
 
-    sess = mem.sessions.list()
-    history = 0
+    sess = _sessions(mem)
     for r in sess:
         n = 0
-        for kind, fmt, raw in mem.sessions.records(file=r["file"]):
-            n += text.estimate_tokens(raw.decode()) + 4
-        history = max(history, n)
+        if r["bytes"] or r["pending"]:
+            for kind, fmt, raw in mem.sessions.records(file=r["file"]):
+                n += text.estimate_tokens(raw.decode()) + 4
+        r["tokens"] = n
     provs = {p.name: p for p in mem.providers()}
     req = Request("")
 
@@ -124,12 +228,16 @@ def stats(root=None, show=True, mem=None):
         return text.estimate_tokens(provs[name].collect(req) or "")
 
     profile_bytes = sum(size(mem.profile.path(n)) for n in ("user", "soul", "identity"))
-    rows = [
+    layers = [
         {"layer": "sessions", "bytes": size(mem.layout.sessions),
-         "records": sum(r["records"] for r in sess), "tokens": history},
+         "records": sum(r["records"] for r in sess), "tokens": max([r["tokens"] for r in sess] + [0])},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
          "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
     ]
-    return _show(rows, ("layer", "bytes", "records", "tokens"), show)
+    if rows:
+        return {"layers": layers, "sessions": sess}
+    table(layers, ("layer", "bytes", "records", "tokens"), "per layer (tokens per request)")
+    table(_shown(sess), ("id", "file", "bytes", "records", "tokens"), "sessions (tokens: whole history)")
+    return None

@@ -19,24 +19,30 @@ LITE = "lite"
 
 class Memory:
     """The memory of one data root. Opening touches no session and reads no memory file:
-    each layer opens on first use."""
+    each layer opens on first use.
+
+    `create=True` (the agent's own use) creates the data root, its directories and the
+    default documents when missing. `create=False` (tools that look at a root) creates
+    nothing and raises OSError (ENOENT) when the root has neither `sessions/` nor `memory/`."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, seed_dir=None, stage_note_wait=20, clock=unix_time,
-                 log=None):
+                 log=None, create=True):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         self.mode = mode
         self.log = log
-        self.layout = Layout(root).ensure()
+        lay = Layout(root)
+        self.layout = lay.ensure() if create else lay.check()
         if backend is None:
             backend = getattr(llm, "backend", None) or "openai"
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
                                  session_limit, log=log)
         self.profile = Profile(self.layout.memory, seed_dir)
-        self.profile.ensure()
+        if create:
+            self.profile.ensure()
         self.chats = Chats(self.layout.chat_map, self.sessions, log)
         self.store = None
         self.extraction = None
@@ -49,7 +55,7 @@ class Memory:
                 from .extract import Extraction
 
                 self.extraction = Extraction(self.store, xllm, log)
-        else:
+        elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
             memory_md.ensure(self.md_path())
         self._hooks = MemoryHooks(self.sessions, backend, self.extraction, stage_note_wait, log)

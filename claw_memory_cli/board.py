@@ -1,10 +1,20 @@
-"""Talking to a board through mpremote (a real one, or the virtual board)."""
+"""Talking to a board (a real one, or the virtual board) over its serial REPL.
 
+`Board` keeps one connection open for a whole command, through mpremote's serial transport
+(the pinned mpremote package), without a soft reset (as `mpremote resume`), so that a
+transfer can report its progress in bytes and the errors say what is wrong. `mip` still runs
+the mpremote command line.
+"""
+
+import ast
 import os
 import subprocess
 
 from . import hosttools
-from .ui import EXIT_TOOL, CliError
+from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress
+
+_CHUNK = 2048  # bytes per read round trip (mpremote's own cp uses 256)
+_WCHUNK = 2048  # bytes per write statement (mpremote uses 256)
 
 
 def mpremote():
@@ -14,9 +24,30 @@ def mpremote():
     return path
 
 
+def resolve_port(port):
+    """`auto` (as in mpremote): the first USB serial port; any other name as it is."""
+    if port != "auto":
+        return port
+    import serial.tools.list_ports
+
+    for p in sorted(serial.tools.list_ports.comports()):
+        if p.vid is not None and p.pid is not None:
+            return p.device
+    raise CliError("no board found: no USB serial port is there (plug the board in, or give "
+                   "-p PORT)", EXIT_TOOL)
+
+
+def check_port(port):
+    """A clear error for a serial port that is not there (before mpremote says 'in use')."""
+    if port.startswith("/") and not os.path.exists(port):
+        raise CliError("no board at %s: that serial port does not exist (is the board plugged in? "
+                       "`mpremote connect list` lists the ports)" % port, EXIT_TOOL)
+
+
 def run(port, *args, timeout=120):
-    """Run `mpremote connect PORT resume <args>`; returns stdout. `resume` keeps the board's
-    state (no soft reset between commands)."""
+    """Run `mpremote connect PORT resume <args>`; returns stdout."""
+    port = resolve_port(port)
+    check_port(port)
     cmd = [mpremote(), "connect", port, "resume"] + list(args)
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -24,42 +55,227 @@ def run(port, *args, timeout=120):
         raise CliError("the board on %s did not answer within %d s" % (port, timeout), EXIT_TOOL)
     if out.returncode != 0:
         msg = (out.stderr or out.stdout).strip().splitlines()
-        raise CliError("mpremote failed on %s: %s" % (port, msg[-1] if msg else "exit %d" % out.returncode),
-                       EXIT_TOOL)
+        raise CliError("mpremote %s failed on %s: %s" % (args[0], port, msg[-1] if msg else
+                                                         "exit %d" % out.returncode), EXIT_TOOL)
     return out.stdout
 
 
-def exec_code(port, code, timeout=120):
-    """Run Python code on the board; returns what it printed."""
-    return run(port, "exec", code, timeout=timeout)
+_LISTING = """
+import os
+def _walk(p, rel, files, dirs):
+    dirs.append(rel)
+    for e in os.ilistdir(p):
+        full = p + "/" + e[0]
+        if e[1] & 0x4000:
+            _walk(full, rel + "/" + e[0], files, dirs)
+        else:
+            files.append((rel + "/" + e[0], os.stat(full)[6]))
+def _listing(root):
+    try:
+        os.stat(root)
+    except OSError:
+        return None
+    files, dirs = [], []
+    base = root.rstrip("/")
+    for name in ("sessions", "memory"):
+        try:
+            if os.stat(base + "/" + name)[0] & 0x4000:
+                _walk(base + "/" + name, name, files, dirs)
+        except OSError:
+            pass
+    return dirs, files
+print(repr(_listing(%r)))
+"""
 
 
-def device_root(port, root=None):
-    """The data root on the board: the given one, else what claw_memory chooses there."""
+_RMTREE = """
+import os
+def rmtree(p):
+    try:
+        mode = os.stat(p)[0]
+    except OSError:
+        return
+    if mode & 0x4000:
+        for e in os.ilistdir(p):
+            rmtree(p + "/" + e[0])
+        os.rmdir(p)
+    else:
+        os.remove(p)
+"""
+
+
+def human(n):
+    for unit in ("bytes", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return ("%d %s" % (n, unit)) if unit == "bytes" else "%.1f %s" % (n, unit)
+        n /= 1024.0
+
+
+class Board:
+    """One connection to the board on `port` (use as a context manager)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.t = None
+
+    def __enter__(self):
+        self.port = resolve_port(self.port)
+        check_port(self.port)
+        from mpremote.transport import TransportError
+        from mpremote.transport_serial import SerialTransport
+
+        try:
+            self.t = SerialTransport(self.port, baudrate=115200)
+        except TransportError:
+            raise CliError("cannot open %s: it is in use by another program (a serial monitor, "
+                           "mpremote, another claw-memory) or you may not open it (on Linux: "
+                           "the dialout group)" % self.port, EXIT_TOOL)
+        try:
+            self.t.enter_raw_repl(soft_reset=False)
+        except (TransportError, OSError):
+            self.close()
+            raise CliError("the device on %s does not answer with a MicroPython REPL (is "
+                           "MicroPython flashed? press RESET and try again)" % self.port, EXIT_TOOL)
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self.t is None:
+            return
+        try:
+            if self.t.in_raw_repl:
+                self.t.exit_raw_repl()
+        except OSError:
+            pass
+        try:
+            self.t.close()
+        except OSError:
+            pass
+        self.t = None
+
+    def exec(self, code, timeout=30):
+        """Run code on the board; returns what it printed. A traceback raises CliError
+        (exit 3 when it is claw_memory that is missing, else 1)."""
+        from mpremote.transport import TransportError
+
+        try:
+            out, err = self.t.exec_raw(code, timeout=timeout)
+        except TransportError as e:
+            raise CliError("the board on %s stopped answering: %s" % (self.port, e), EXIT_TOOL)
+        if err:
+            raise board_error(self.port, err.decode("utf-8", "replace"))
+        return out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def soft_reset(self):
+        """Restart MicroPython (what a fresh import needs); the files stay."""
+        self.t.enter_raw_repl(soft_reset=True)
+
+    def listing(self, root):
+        """(dirs, [(path, size)]) of `sessions/` and `memory/` under `root` (paths relative to
+        it), or None when `root` does not exist on the board."""
+        out = self.exec(_LISTING % root, timeout=120).strip().splitlines()
+        return ast.literal_eval(out[-1]) if out else None
+
+    def read(self, path, step=None):
+        """The bytes of a file on the board; `step(n)` after every chunk."""
+        self.exec("f=open(%r,'rb')\nr=f.read" % path)
+        data = bytearray()
+        while True:
+            chunk = ast.literal_eval(self.exec("print(repr(r(%d)))" % _CHUNK).strip())
+            if not chunk:
+                break
+            data += chunk
+            if step:
+                step(len(chunk))
+        self.exec("f.close()")
+        return bytes(data)
+
+    def write(self, path, data, step=None):
+        """Write a file on the board (replacing it); `step(n)` after every chunk."""
+        self.exec("f=open(%r,'wb')\nw=f.write" % path)
+        for i in range(0, len(data), _WCHUNK):
+            chunk = data[i:i + _WCHUNK]
+            self.exec("w(%r)" % chunk)
+            if step:
+                step(len(chunk))
+        self.exec("f.close()")
+
+    def makedirs(self, path):
+        """Create a directory and its parents on the board."""
+        self.exec("import os\np = %r\nfor part in %r.split('/'):\n p = p + part if p in ('', '/') "
+                  "else p + '/' + part\n try:\n  os.mkdir(p)\n except OSError:\n  pass"
+                  % ("/" if path.startswith("/") else "", path.strip("/")))
+
+    def rmtree(self, path):
+        """Remove a file or a directory tree on the board (nothing when it is not there)."""
+        self.exec(_RMTREE + "rmtree(%r)" % path, timeout=120)
+
+    def pull(self, root, dest, where):
+        """Copy `sessions/` and `memory/` of the data root `root` on the board into the
+        folder `dest`, showing progress; CliError (exit 1) when there is no data root."""
+        listing = self.listing(root)
+        if listing is None or not listing[0]:
+            why = "no such folder on the board" if listing is None else "it has no sessions/ or memory/"
+            raise CliError("no data root at %s: %s (pass --device-root, or create one with "
+                           "`claw-memory init -p %s --device-root %s`)" % (where, why, self.port, root))
+        dirs, files = listing
+        base = root.rstrip("/")
+        for d in dirs:
+            os.makedirs(os.path.join(dest, *d.split("/")), exist_ok=True)
+        total = sum(size for _, size in files)
+        with Progress(total, "reading", nbytes=True, status="reading %d files (%s) from %s" % (
+                len(files), human(total), where)) as bar:
+            for path, size in files:
+                data = self.read(base + "/" + path, step=lambda n, p=path: bar.step(p, n))
+                with open(os.path.join(dest, *path.split("/")), "wb") as f:
+                    f.write(data)
+            bar.done()
+        return listing
+
+    def push(self, src, dest, where):
+        """Copy the local folder `src` to the new directory `dest` on the board, showing
+        progress."""
+        files, dirs = [], []
+        for dirpath, dirnames, names in os.walk(src):
+            dirnames.sort()
+            rel = os.path.relpath(dirpath, src).replace(os.sep, "/")
+            rel = "" if rel == "." else rel
+            dirs.append(rel)
+            files += [(rel + "/" + n if rel else n, os.path.join(dirpath, n)) for n in sorted(names)]
+        for d in dirs:
+            self.makedirs(dest + "/" + d if d else dest)
+        total = sum(os.path.getsize(p) for _, p in files)
+        with Progress(total, "writing", nbytes=True, status="writing %d files (%s) to %s" % (
+                len(files), human(total), where)) as bar:
+            for rel, path in files:
+                with open(path, "rb") as f:
+                    self.write(dest + "/" + rel, f.read(), step=lambda n, r=rel: bar.step(r, n))
+            bar.done()
+
+    def remove(self, paths, dirs=()):
+        """Remove files, then the (emptied) directories, deepest first."""
+        self.exec("import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass\n"
+                  "for p in %r:\n try:\n  os.rmdir(p)\n except OSError:\n  pass"
+                  % (list(paths), sorted(dirs, key=len, reverse=True)), timeout=120)
+
+
+def board_error(port, traceback):
+    """The CliError for a traceback from the board."""
+    lines = [l for l in traceback.strip().splitlines() if l.strip()]
+    last = lines[-1] if lines else "error"
+    if "ImportError" in last and "claw_memory" in last:
+        return CliError("claw_memory is not installed (or not completely) on the board at %s (%s): "
+                        "run `claw-memory deploy -p %s`" % (port, last, port), EXIT_TOOL)
+    return CliError("the board at %s failed: %s" % (port, last), EXIT_PROBLEMS)
+
+
+def device_root(b, root=None):
+    """The data root on the board: the given one, else what claw_memory picks there."""
     if root:
         return root
-    out = exec_code(port, "import claw_memory.paths as p\nprint(p.data_root())").strip().splitlines()
+    out = b.exec("import claw_memory.paths as p\nprint(p.data_root())").strip().splitlines()
     if not out:
-        raise CliError("could not ask the board for its data root (is claw_memory deployed?)")
+        raise CliError("could not ask the board on %s for its data root" % b.port, EXIT_TOOL)
     return out[-1].strip()
-
-
-def pull(port, root, dest):
-    """Copy the board's sessions/ and memory/ into the local folder `dest`."""
-    os.makedirs(dest, exist_ok=True)
-    base = root.rstrip("/")
-    listing = exec_code(port, "import os\nprint(os.listdir(%r))" % (root or "/"))
-    for name in ("sessions", "memory"):
-        if "'%s'" % name in listing:
-            run(port, "fs", "cp", "-r", ":%s/%s" % (base, name), dest + "/")
-
-
-def makedirs(port, path):
-    """Create a directory and its parents on the board."""
-    exec_code(port, "import os\np = ''\nfor part in %r.strip('/').split('/'):\n"
-                    " p += '/' + part\n try:\n  os.mkdir(p)\n except OSError:\n  pass" % path)
-
-
-def push(port, src, dest):
-    """Copy the local folder `src` to `dest` on the board (a new directory)."""
-    run(port, "fs", "cp", "-r", src, ":" + dest, timeout=600)

@@ -20,6 +20,7 @@ when every part succeeded: it never half-imports.
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 
@@ -56,8 +57,12 @@ def export(root, out_path, progress=True):
         raise CliError("no data root at %s" % root)
     copy = readonly_copy(root)
     try:
-        mem = claw_memory.open(copy, extract=False)
-        mem.store.compact()  # fold pending recall counts into the items
+        # LITE when the root has no store: a FULL open would render MEMORY.md from an empty
+        # store over the user's own document.
+        lite = not os.path.exists(os.path.join(copy, "memory", "memory_records.jsonl"))
+        mem = claw_memory.open(copy, "lite" if lite else "full", extract=False, create=False)
+        if not lite:
+            mem.store.compact()  # fold pending recall counts into the items
         lines = []
         for name in NAMES:
             lines.append({"type": "profile", "name": name, "content": mem.profile.read(name)})
@@ -66,7 +71,7 @@ def export(root, out_path, progress=True):
             with open(md, encoding="utf-8", errors="replace") as f:
                 lines.append({"type": "memory_md", "content": f.read()})
         counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
-        for it in mem.store.list():
+        for it in mem.store.list() if not lite else ():
             row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
                                       "updated_at", "access_count", "deleted", "summary_ids")}
             row["type"] = "item"
@@ -90,7 +95,7 @@ def export(root, out_path, progress=True):
                                       "sessions": state[1]})
                         counts["chat_maps"] += 1
         rows = mem.sessions.list()
-        bar = Progress(len(rows), "export") if progress else None
+        bar = Progress(len(rows), "export", status=None) if progress else None
         for row in rows:
             recs = list(mem.sessions.records(file=row["file"]))
             lines.append({"type": "session", "file": row["file"], "blocked": row["blocked"],
@@ -106,9 +111,20 @@ def export(root, out_path, progress=True):
             bar.done()
         header = {"type": "header", "format": FORMAT, "version": VERSION,
                   "library": claw_memory.__version__, "exported_at": int(time.time())}
+        out_rows = [header] + lines + [{"type": "end", "lines": len(lines)}]
+        if out_path == "-":  # stdout (UTF-8 whatever the locale)
+            out = getattr(sys.stdout, "buffer", None)
+            for obj in out_rows:
+                line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+                if out is not None:
+                    out.write(line.encode("utf-8"))
+                else:
+                    sys.stdout.write(line)
+            (out or sys.stdout).flush()
+            return counts
         tmp_out = out_path + ".tmp"
         with open(tmp_out, "w", encoding="utf-8") as f:
-            for obj in [header] + lines + [{"type": "end", "lines": len(lines)}]:
+            for obj in out_rows:
                 f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
         os.replace(tmp_out, out_path)
         return counts

@@ -48,8 +48,16 @@ def run(args):
         sys.stdout.flush()
         from . import main
 
-        return main.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
-                                                   last=8))
+        rc = main.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
+                                                 last=8))
+        sys.stdout.flush()
+        if args.keep:
+            print("\nThe demo's data root is kept in %s: try `claw-memory inspect %s` or "
+                  "`claw-memory stats %s`." % (root, root, root))
+        else:
+            print("\nThe demo's data root was a temporary folder and is removed now; "
+                  "`claw-memory demo --keep DIR` keeps it in DIR/root.")
+        return rc
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -48,11 +48,22 @@ def version(cmd):
     return text.splitlines()[0]
 
 
+# sys.version is the Python language level (3.4.0); the port's own version is in
+# sys.implementation, with the .mpy version it loads.
+_MP_VERSION = (
+    "import sys\n"
+    "v = sys.implementation.version\n"
+    "n = '.'.join(str(x) for x in v[:3]) + ('-' + v[3] if len(v) > 3 and v[3] else '')\n"
+    "m = getattr(sys.implementation, '_mpy', 0)\n"
+    "print('MicroPython %s (unix port, .mpy %d.%d)' % (n, m & 0xff, m >> 8 & 3))"
+)
+
+
 def doctor():
     """[(tool, path or None, version or None, what it is for)]"""
     rows = []
     mp = micropython()
-    rows.append(("micropython", mp, mp and version([mp, "-c", "import sys; print(sys.version)"]),
+    rows.append(("micropython", mp, mp and version([mp, "-c", _MP_VERSION]),
                  "unix port: tests, demo, virtual board"))
     for tool, arg, purpose in (
         ("mpy-cross", "--version", "compiles .mpy for xtensawin (deploy, size check)"),
@@ -61,4 +72,11 @@ def doctor():
     ):
         path = find(tool)
         rows.append((tool, path, path and version([path, arg]), purpose))
+    try:
+        from importlib.metadata import version as dist_version
+
+        rows.append(("rich", "python package", "rich " + dist_version("rich"),
+                     "tables and progress bars on a terminal"))
+    except Exception:  # noqa: BLE001 -- not installed: plain output
+        rows.append(("rich", None, None, "tables and progress bars on a terminal"))
     return rows

@@ -1,78 +1,159 @@
 """`claw-memory`: the host command line of claw_memory.
 
-Every command works on a data root folder, or on a board (`--port`, through mpremote; the
-board's data root is copied here first, so reading never changes it). Formats are read and
-written by the claw_memory package itself. `--json` prints machine-readable output.
-Exit codes: 0 ok, 1 problems found or the command failed, 2 usage, 3 a tool or the board
-is not available.
+Every command works on a data root folder (ROOT) or on a board (-p/--port PORT, or the
+CLAW_PORT environment variable when no ROOT is given) through its serial REPL; the board's
+data root is copied here first, so reading never changes it. Reading commands never create
+a data root: `claw-memory init` does. `--json` prints machine-readable output.
+
+Exit codes: 0 ok; 1 problems found, the command failed, or no data root there; 2 usage;
+3 a host tool, the board, or claw_memory on the board is not available.
 """
 
 import argparse
-import json
+import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import claw_memory
 from claw_memory import messages
 
-from . import board, bundle, cabundle, hosttools
-from .ui import EXIT_OK, EXIT_PROBLEMS, EXIT_TOOL, EXIT_USAGE, CliError, Progress, emit_json, table
+from . import board, bundle, check, deploy, hosttools
+from .ui import (EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, CliError, confirm, emit_json, say,
+                 status, table)
+
+PORT_ENV = "CLAW_PORT"
+
+
+# -- where: a folder or a board ---------------------------------------------------------------
+
+
+def _target(args):
+    """Check ROOT / --port / --device-root; a board's port also comes from $CLAW_PORT."""
+    root = getattr(args, "root", None)
+    if root and args.port:
+        raise CliError("give a data root folder or a board's port (-p), not both", EXIT_USAGE)
+    if root:
+        if args.device_root:
+            raise CliError("--device-root is for a board (-p PORT); a folder is its own data root",
+                           EXIT_USAGE)
+        return
+    args.port = args.port or os.environ.get(PORT_ENV)
+    if not args.port:
+        raise CliError("give a data root folder, or -p PORT for a board (or set %s)" % PORT_ENV,
+                       EXIT_USAGE)
+
+
+def _need_port(args):
+    args.port = args.port or os.environ.get(PORT_ENV)
+    if not args.port:
+        raise CliError("give the board's serial port with -p PORT (or set %s)" % PORT_ENV, EXIT_USAGE)
+
+
+def _folder(root):
+    """The absolute path of an existing data root folder; CliError (exit 1) otherwise."""
+    if not os.path.isdir(root):
+        why = "a file, not a folder" if os.path.exists(root) else "no such folder"
+    elif not check.is_data_root(root):
+        why = "it has no sessions/ or memory/ folder"
+    else:
+        return os.path.abspath(root)
+    raise CliError("no data root at %s: %s (`claw-memory init %s` creates one)" % (root, why, root))
 
 
 def _local_copy(args):
-    """A temporary copy of the data root (local folder, or pulled from the board)."""
-    if args.port:
-        tmp = tempfile.mkdtemp(prefix="claw-board-")
-        root = board.device_root(args.port, args.device_root)
-        board.pull(args.port, root, tmp)
-        return tmp, "%s:%s" % (args.port, root)
-    if not args.root:
-        raise CliError("give a data root folder, or --port for a board", EXIT_USAGE)
-    if not os.path.isdir(args.root):
-        raise CliError("no data root at %s" % args.root)
-    return bundle.readonly_copy(args.root), os.path.abspath(args.root)
+    """(a temporary copy of the data root, where it is): a folder, or pulled from the board."""
+    _target(args)
+    if args.root:
+        where = _folder(args.root)
+        return bundle.readonly_copy(where), where
+    tmp = tempfile.mkdtemp(prefix="claw-board-")
+    try:
+        with board.Board(args.port) as b:
+            root = board.device_root(b, args.device_root)
+            where = "%s:%s" % (args.port, root)
+            b.pull(root, tmp, where)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp, where
 
 
 def _with_copy(args, fn):
     tmp, where = _local_copy(args)
     try:
-        return fn(claw_memory.open(tmp, extract=False), where)
+        return fn(check.open_root(tmp), where)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-# -- inspect / stats / verify / repair -------------------------------------------------------
+# -- init / inspect / stats -------------------------------------------------------------------
+
+
+_BOARD_INIT = """
+import claw_memory
+from claw_memory.paths import Layout
+print("CLAW-EXISTED" if Layout(%r).exists() else "CLAW-NEW")
+claw_memory.open(%r, %r, extract=False).close()
+"""
+
+
+def cmd_init(args):
+    _target(args)
+    if args.root:
+        where = os.path.abspath(args.root)
+        existed = check.is_data_root(args.root)
+        if not existed:
+            claw_memory.open(args.root, args.mode, extract=False).close()
+    else:
+        with board.Board(args.port) as b:
+            root = board.device_root(b, args.device_root)
+            where = "%s:%s" % (args.port, root)
+            existed = "CLAW-EXISTED" in b.exec(_BOARD_INIT % (root, root, args.mode))
+    if args.json:
+        emit_json({"root": where, "created": not existed})
+    elif existed:
+        print("%s is already a data root: nothing changed" % where)
+    else:
+        print("created a %s data root at %s (sessions/, memory/ and the default profile)" % (args.mode, where))
+    return EXIT_OK
+
+
+_SESSION_COLS = ("id", "file", "bytes", "records", "pending", "blocked")
+
+
+def _shown(rows):
+    return [dict(r, id=r["id"] or "?") for r in rows]
 
 
 def cmd_inspect(args):
     from claw_memory import inspect as insp
 
     def run(mem, where):
-        mem.store.compact()  # on the copy: recall counts still in the digest show up
-        sessions = insp.sessions(show=False, mem=mem)
+        if mem.store is not None:
+            mem.store.compact()  # on the copy: recall counts still in the digest show up
+        sessions = insp.sessions(rows=True, mem=mem)
         for s in sessions:
-            msgs = mem.sessions.messages(None, backend="", file=s["file"])
+            msgs = mem.sessions.messages(None, backend="", file=s["file"]) if s["bytes"] or s["pending"] else []
             s["history"] = [messages.display(m) for m in (msgs[-args.last:] if args.last else msgs)]
-        out = {"root": where, "sessions": sessions, "items": insp.items(show=False, mem=mem),
-               "labels": insp.labels(show=False, mem=mem),
-               "profile": {p["name"]: p["text"] for p in insp.profile(show=False, mem=mem)}}
+        out = {"root": where, "mode": mem.mode, "sessions": sessions, "items": insp.items(rows=True, mem=mem),
+               "labels": insp.labels(rows=True, mem=mem),
+               "profile": {p["name"]: p["text"] for p in insp.profile(rows=True, mem=mem)}}
         if args.json:
             emit_json(out)
             return EXIT_OK
-        print("data root: %s" % where)
-        table(sessions, ("file", "bytes", "records", "pending", "blocked"), "sessions")
+        print("data root: %s (%s)" % (where, mem.mode))
+        table(_shown(sessions), _SESSION_COLS, "sessions")
         for s in sessions:
             table([dict(r, text=messages.cut(r["text"], 100)) for r in s["history"]], ("role", "text"),
-                  "history %s (last %d)" % (s["file"], len(s["history"])))
+                  "history of %s (%s), last %d" % (s["id"] or "?", s["file"], len(s["history"])))
         table([dict(i, content=messages.cut(i["content"], 80)) for i in out["items"]],
               ("id", "access", "labels", "content"), "items")
         table(out["labels"], ("summary_id", "label", "ref_count"), "label catalog")
         print("\n== profile ==")
         for name, body in out["profile"].items():
-            print("--- %s.md (%d bytes)\n%s" % (name, len(body.encode()), body.rstrip()))
+            print("--- %s.md (%d bytes)\n%s" % (name, len(body.encode()), body.rstrip() or "(missing)"))
         return EXIT_OK
 
     return _with_copy(args, run)
@@ -82,98 +163,145 @@ def cmd_stats(args):
     from claw_memory import inspect as insp
 
     def run(mem, where):
-        rows = insp.stats(show=False, mem=mem)
+        st = insp.stats(rows=True, mem=mem)
         if args.json:
-            emit_json({"root": where, "layers": rows})
-        else:
-            print("data root: %s" % where)
-            table(rows, ("layer", "bytes", "records", "tokens"),
-                  "per layer (tokens: estimated per request; sessions: the largest history)")
+            emit_json({"root": where, "layers": st["layers"], "sessions": st["sessions"]})
+            return EXIT_OK
+        print("data root: %s" % where)
+        table(st["layers"], ("layer", "bytes", "records", "tokens"),
+              "per layer (tokens: estimated per request; sessions: the largest history)")
+        table(_shown(st["sessions"]), ("id", "file", "bytes", "records", "tokens"),
+              "every session (tokens: its whole history)")
         return EXIT_OK
 
     return _with_copy(args, run)
 
 
-def _verify(mem):
-    report = {"sessions": {}, "store": mem.store.verify()}
-    for row in mem.sessions.list():
-        report["sessions"][row["file"]] = mem.sessions.verify(file=row["file"])
-    return report
+# -- verify / repair ----------------------------------------------------------------------------
 
 
-def _problems(report):
-    out = []
-    for name, r in report["sessions"].items():
-        for k in ("dropped", "index_entries_dropped", "reindexed", "torn_tail_bytes"):
-            if r.get(k):
-                out.append("%s: %s=%s" % (name, k, r[k]))
-        if r.get("rebuilt_index"):
-            out.append("%s: index rebuilt from the log" % name)
-    st = report["store"]
-    if st["bad_lines"]:
-        out.append("memory_records.jsonl: %d unreadable line(s)" % st["bad_lines"])
-    if st["index"] != "ok":
-        out.append("memory_index.json: %s (rebuilt from the records)" % st["index"])
-    for p in st["leftovers"]:
-        out.append("%s: leftover of an interrupted write" % os.path.basename(p))
-    return out
+def _examine_copy(args):
+    """(report, problems, notes, where, mode) of a fresh copy of the data root."""
+    tmp, where = _local_copy(args)
+    try:
+        mode = check.mode_of(tmp)
+        report, problems, notes = check.examine(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return report, problems, notes, where, mode
+
+
+def _notes(notes):
+    return ["  note: " + n for n in notes]
 
 
 def cmd_verify(args):
-    def run(mem, where):
-        report = _verify(mem)
-        problems = _problems(report)
-        if args.json:
-            emit_json({"root": where, "report": report, "problems": problems})
-        else:
-            print("data root: %s" % where)
-            print("\n".join("  would repair: " + p for p in problems) if problems else "  nothing to repair")
-        return EXIT_PROBLEMS if problems else EXIT_OK
-
-    return _with_copy(args, run)
-
-
-_BOARD_REPAIR = """
-import json, claw_memory
-m = claw_memory.open(%r, extract=False)
-r = {"sessions": {}}
-for row in m.sessions.list():
-    r["sessions"][row["file"]] = m.sessions.repair(file=row["file"])
-r["store"] = m.store.repair()
-m.close()
-print("CLAW-REPAIR " + json.dumps(r))
-"""
+    report, problems, notes, where, _ = _examine_copy(args)
+    if args.json:
+        emit_json({"root": where, "report": report, "problems": problems, "notes": notes})
+    else:
+        print("data root: %s" % where)
+        lines = ["  would repair: " + p for p in problems] or ["  nothing to repair"]
+        print("\n".join(lines + _notes(notes)))
+    return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def cmd_repair(args):
-    if args.port:
-        root = board.device_root(args.port, args.device_root)
-        out = board.exec_code(args.port, _BOARD_REPAIR % root, timeout=600)
-        line = [l for l in out.splitlines() if l.startswith("CLAW-REPAIR ")]
-        if not line:
-            raise CliError("the board did not report a repair: %s" % out.strip()[-200:])
-        report, where = json.loads(line[-1][12:]), "%s:%s" % (args.port, root)
-    else:
-        if not args.root or not os.path.isdir(args.root):
-            raise CliError("no data root at %s" % args.root, EXIT_USAGE if not args.root else EXIT_PROBLEMS)
-        mem = claw_memory.open(args.root, extract=False)
-        report = {"sessions": {}}
-        rows = mem.sessions.list()
-        bar = Progress(len(rows) + 1, "repair")
-        for row in rows:
-            report["sessions"][row["file"]] = mem.sessions.repair(file=row["file"])
-            bar.step(row["file"])
-        report["store"] = mem.store.repair()
-        bar.step("memory")
-        bar.done()
-        mem.close()
-        where = os.path.abspath(args.root)
-    problems = _problems(report)
+    report, problems, notes, where, mode = _examine_copy(args)
+    left = []
+    if problems:
+        files, store = check.needs(report, problems)
+        if args.root:
+            check.repair_folder(args.root, files, store)
+        else:
+            root = where.split(":", 1)[1] if not args.device_root else args.device_root
+            with board.Board(args.port) as b, status("repairing on the board"):
+                out = b.exec(check.BOARD_REPAIR % (root, mode, files, store), timeout=600)
+            if "CLAW-REPAIRED" not in out:
+                raise CliError("the board did not confirm the repair: %s" % out.strip()[-200:])
+            args.device_root = root
+        _, left, notes, _, _ = _examine_copy(args)
+    repaired = [p for p in problems if p not in left]
     if args.json:
-        emit_json({"root": where, "report": report, "repaired": problems})
+        emit_json({"root": where, "report": report, "repaired": repaired, "not_repaired": left,
+                   "notes": notes})
     else:
         print("data root: %s" % where)
-        print("\n".join("  repaired: " + p for p in problems) if problems else "  nothing needed repair")
+        lines = ["  repaired: " + p for p in repaired] + ["  NOT repaired: " + p for p in left]
+        print("\n".join((lines or ["  nothing needed repair"]) + _notes(notes)))
+    return EXIT_PROBLEMS if left else EXIT_OK
+
+
+# -- wipe -----------------------------------------------------------------------------------------
+
+_PROFILE = ("user.md", "soul.md", "identity.md")
+LAYERS = ("all", "sessions", "long-term", "profile")
+
+
+def _layer_of(path):
+    """The layer a file of the data root belongs to (path relative to the root)."""
+    if path.startswith("sessions/"):
+        return "sessions"
+    base = path.rsplit("/", 1)[-1]
+    if base.endswith(".tmp"):
+        base = base[:-4]
+    return "profile" if base in _PROFILE else "long-term"
+
+
+def _listing(root):
+    """(dirs, [(path, size)]) of sessions/ and memory/ under a folder, paths relative to it."""
+    dirs, files = [], []
+    for top in ("sessions", "memory"):
+        for dirpath, dirnames, names in os.walk(os.path.join(root, top)):
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            dirs.append(rel)
+            files += [(rel + "/" + n, os.path.getsize(os.path.join(dirpath, n))) for n in names]
+    return dirs, files
+
+
+def cmd_wipe(args):
+    _target(args)
+    with contextlib.ExitStack() as stack:
+        b = None
+        if args.root:
+            where = _folder(args.root)
+            dirs, files = _listing(where)
+        else:
+            b = stack.enter_context(board.Board(args.port))
+            root = board.device_root(b, args.device_root)
+            where = "%s:%s" % (args.port, root)
+            listing = b.listing(root)
+            if not listing or not listing[0]:
+                raise CliError("no data root at %s: nothing to wipe" % where)
+            dirs, files = listing
+        chosen = [(p, n) for p, n in files if args.layer == "all" or _layer_of(p) == args.layer]
+        what = "every layer" if args.layer == "all" else "the %s layer" % args.layer
+        if not chosen:
+            print("%s of %s holds no file: nothing to wipe" % (what, where))
+            return EXIT_OK
+        size = sum(n for _, n in chosen)
+        question = "wipe %s of the data root at %s: %d files, %s? This cannot be undone" % (
+            what, where, len(chosen), board.human(size))
+        if not confirm(question, args.yes):
+            print("nothing wiped")
+            return EXIT_PROBLEMS
+        # Sub-folders of sessions/ (chat_map) go too; sessions/ and memory/ stay: still a data root.
+        sub = [d for d in dirs if "/" in d] if args.layer in ("all", "sessions") else []
+        sub = [d for d in sub if d.startswith("sessions/")]
+        if b is not None:
+            base = root.rstrip("/")
+            b.remove([base + "/" + p for p, _ in chosen], [base + "/" + d for d in sub])
+        else:
+            for p, _ in chosen:
+                os.remove(os.path.join(where, *p.split("/")))
+            for d in sorted(sub, key=len, reverse=True):
+                shutil.rmtree(os.path.join(where, *d.split("/")), ignore_errors=True)
+    if args.json:
+        emit_json({"root": where, "layer": args.layer, "files": len(chosen), "bytes": size})
+    else:
+        print("wiped %s of %s: %d files, %s%s" % (
+            what, where, len(chosen), board.human(size), " (the default profile comes back on the next open)"
+            if args.layer in ("all", "profile") else ""))
     return EXIT_OK
 
 
@@ -186,63 +314,62 @@ def cmd_export(args):
         counts = bundle.export(tmp, args.output, progress=not args.json)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if args.json:
+    to = "stdout" if args.output == "-" else args.output
+    if args.json and args.output != "-":
         emit_json({"root": where, "bundle": args.output, "counts": counts})
     else:
-        print("exported %s to %s: %d sessions (%d records), %d items, %d chat maps" % (
-            where, args.output, counts["sessions"], counts["records"], counts["items"], counts["chat_maps"]))
+        msg = "exported %s to %s: %d sessions (%d records), %d items, %d chat maps" % (
+            where, to, counts["sessions"], counts["records"], counts["items"], counts["chat_maps"])
+        if args.output == "-":
+            say(msg)
+        else:
+            print(msg)
     return EXIT_OK
 
 
-_BOARD_SWAP = """
-import os
+_BOARD_SWAP = board._RMTREE + """
 src, root = %r, %r
-def rm(p):
-    if os.stat(p)[0] & 0x4000:
-        for n in os.listdir(p):
-            rm(p + "/" + n)
-        os.rmdir(p)
-    else:
-        os.remove(p)
 for name in ("sessions", "memory"):
     dst = root + "/" + name
+    rmtree(dst + ".replaced")
     try:
         os.rename(dst, dst + ".replaced")
     except OSError:
         pass
     os.rename(src + "/" + name, dst)
-    try:
-        rm(dst + ".replaced")
-    except OSError:
-        pass
+    rmtree(dst + ".replaced")
 os.rmdir(src)
 print("CLAW-IMPORT-OK")
 """
 
 
 def cmd_import(args):
+    if args.port and args.target:
+        raise CliError("give a target folder or a board's port (-p), not both", EXIT_USAGE)
+    if not args.target:
+        _need_port(args)
     if args.port:
         staging = tempfile.mkdtemp(prefix="claw-import-")
         try:
             local = os.path.join(staging, "root")
             counts = bundle.import_(args.bundle, local, progress=not args.json)
-            root = board.device_root(args.port, args.device_root)
-            board.makedirs(args.port, root)
-            there = board.exec_code(args.port, "import os\nprint(sorted(n for n in os.listdir(%r) "
-                                               "if n in ('sessions', 'memory')))" % root)
-            if "'" in there and not args.replace:
-                raise CliError("the board already has a data root at %s: pass --replace" % root)
-            tmp_dir = root.rstrip("/") + "/claw_import.tmp"
-            board.push(args.port, local, tmp_dir)
-            out = board.exec_code(args.port, _BOARD_SWAP % (tmp_dir, root.rstrip("/")))
+            with board.Board(args.port) as b:
+                root = board.device_root(b, args.device_root)
+                where = "%s:%s" % (args.port, root)
+                listing = b.listing(root)
+                if listing and listing[0] and not args.replace:
+                    raise CliError("the board already has a data root at %s: pass --replace" % root)
+                base = root.rstrip("/")
+                b.makedirs(root)
+                tmp_dir = base + "/claw_import.tmp"
+                b.rmtree(tmp_dir)
+                b.push(local, tmp_dir, where)
+                out = b.exec(_BOARD_SWAP % (tmp_dir, base), timeout=120)
             if "CLAW-IMPORT-OK" not in out:
                 raise CliError("the board did not confirm the import: %s" % out.strip()[-200:])
-            where = "%s:%s" % (args.port, root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     else:
-        if not args.target:
-            raise CliError("give the target data root folder", EXIT_USAGE)
         counts = bundle.import_(args.bundle, args.target, args.replace, progress=not args.json)
         where = os.path.abspath(args.target)
     if args.json:
@@ -253,115 +380,20 @@ def cmd_import(args):
     return EXIT_OK
 
 
-# -- board: deploy / flash --------------------------------------------------------------------
-
-
-def _compile(dest):
-    mpy_cross = hosttools.find("mpy-cross")
-    if not mpy_cross:
-        raise CliError("mpy-cross not found: run python3 tools/dev.py setup", EXIT_TOOL)
-    mods = hosttools.package_modules()
-    bar = Progress(len(mods), "mpy-cross")
-    total = 0
-    for mod in mods:
-        out = os.path.join(dest, mod[:-3] + ".mpy")
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        # A relative source path: mpy-cross embeds it, and it must not depend on this machine.
-        r = subprocess.run([mpy_cross, "-march=xtensawin", "-o", out, mod], capture_output=True,
-                           text=True, cwd=hosttools.ROOT)
-        if r.returncode:
-            raise CliError("mpy-cross failed on %s: %s" % (mod, r.stderr.strip()))
-        total += os.path.getsize(out)
-        bar.step(mod)
-    bar.done()
-    return os.path.join(dest, "claw_memory"), len(mods), total
-
-
-def _ca_bundle(args):
-    """(PEM text, labels) of the CA bundle the deploy options ask for, or None."""
-    if not (args.ca_common or args.ca_for or args.ca):
-        if args.ca_only:
-            raise CliError("--ca-only needs --ca-common, --ca-for HOST or --ca FILE", EXIT_USAGE)
-        return None
-    return cabundle.build(args.ca_common, args.ca_for or (), args.ca or ())
-
-
-def _install_ca(port, text):
-    # certs/ca.pem next to lib/: /certs/ca.pem on an ESP32 (the clients' default), and
-    # /flash/certs/ca.pem on the virtual board (their second choice).
-    tmp = tempfile.mkdtemp(prefix="claw-ca-")
-    try:
-        local = os.path.join(tmp, "ca.pem")
-        with open(local, "w", encoding="ascii") as f:
-            f.write(text)
-        board.exec_code(port, "import os\ntry:\n os.mkdir('certs')\nexcept OSError:\n pass")
-        board.run(port, "fs", "cp", local, ":certs/ca.pem")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+# -- deploy / flash / doctor / demo ---------------------------------------------------------------
 
 
 def cmd_deploy(args):
-    # Paths on the board are relative to its cwd ("/" on an ESP32, "/flash" on the virtual
-    # board, whose "/" is the host's): lib/ is where mip and sys.path expect libraries.
-    ca = _ca_bundle(args)  # first: a host that cannot be verified stops before the board
-    if args.ca_only:
-        result = {"port": args.port, "method": None}
-    elif args.mip:
-        source = args.mip if args.mip != "local" else os.path.join(hosttools.ROOT, "package.json")
-        board.run(args.port, "mip", "install", source, timeout=600)
-        result = {"port": args.port, "method": "mip", "source": source}
-    else:
-        tmp = tempfile.mkdtemp(prefix="claw-deploy-")
-        try:
-            if args.source:
-                pkg = os.path.join(hosttools.ROOT, "claw_memory")
-                files, size = len(hosttools.package_modules()), 0
-            else:
-                pkg, files, size = _compile(tmp)
-            board.exec_code(args.port, "import os\ntry:\n os.mkdir('lib')\nexcept OSError:\n pass")
-            board.run(args.port, "fs", "cp", "-r", pkg, ":lib/", timeout=600)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        result = {"port": args.port, "method": "source" if args.source else "mpy", "modules": files,
-                  "mpy_bytes": size}
-    if args.with_aiohttp:
-        board.run(args.port, "mip", "install", "aiohttp", timeout=600)
-        result["aiohttp"] = True
-    if ca is not None:
-        _install_ca(args.port, ca[0])
-        result["ca"] = {"path": "certs/ca.pem", "roots": ca[1], "bytes": len(ca[0])}
-    if args.json:
-        emit_json(result)
-        return EXIT_OK
-    if result["method"]:
-        print("deployed claw_memory to %s (%s)" % (args.port, result["method"]))
-    if ca is not None:
-        print("installed certs/ca.pem on %s: %d root(s), %d bytes: %s" % (
-            args.port, len(ca[1]), len(ca[0]), "; ".join(ca[1])))
-    return EXIT_OK
+    _need_port(args)
+    return deploy.cmd_deploy(args)
 
 
 def cmd_flash(args):
-    if not os.path.isfile(args.firmware):
-        raise CliError("no firmware file at %s" % args.firmware)
-    with open(args.firmware, "rb") as f:
-        if f.read(1) != b"\xe9":
-            raise CliError("%s is not an ESP32 firmware image (no 0xE9 magic byte)" % args.firmware)
-    esptool = hosttools.find("esptool")
-    if not esptool:
-        raise CliError("esptool not found: run python3 tools/dev.py setup", EXIT_TOOL)
-    base = [esptool, "--chip", "esp32s3", "--port", args.port, "--baud", str(args.baud)]
-    steps = ([base + ["erase-flash"]] if args.erase else []) + [base + ["write-flash", "0", args.firmware]]
-    for cmd in steps:
-        if args.dry_run:
-            print(" ".join(cmd))
-            continue
-        if subprocess.run(cmd).returncode:
-            raise CliError("esptool failed: %s" % " ".join(cmd[5:]), EXIT_TOOL)
-    return EXIT_OK
-
-
-# -- doctor / demo ------------------------------------------------------------------------------
+    if not args.dry_run:
+        _need_port(args)
+    elif not args.port:
+        args.port = os.environ.get(PORT_ENV) or "PORT"
+    return deploy.cmd_flash(args)
 
 
 def cmd_doctor(args):
@@ -394,58 +426,85 @@ def cmd_demo(args):
 # -- parser -------------------------------------------------------------------------------------
 
 
+def _port_arg(p):
+    p.add_argument("-p", "--port", metavar="PORT",
+                   help="the board's serial port, e.g. /dev/ttyACM0, COM3, or auto for the first "
+                        "USB serial port (default: $%s)" % PORT_ENV)
+
+
 def _root_args(p, positional=True):
     if positional:
-        p.add_argument("root", nargs="?", help="data root folder (or use --port)")
-    p.add_argument("--port", help="a board's serial port (through mpremote)")
-    p.add_argument("--device-root", help="data root on the board (default: what claw_memory picks there)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("root", nargs="?", metavar="ROOT",
+                       help="a data root folder (or -p PORT for a board's data root)")
+    _port_arg(p)
+    p.add_argument("--device-root", metavar="PATH",
+                   help="the data root on the board (default: the one claw_memory picks there: "
+                        "/sd, /flash or /)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
 def build_parser():
     p = argparse.ArgumentParser(prog="claw-memory", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version="claw-memory " + claw_memory.__version__)
+    p.add_argument("--version", action="version", version="claw-memory " + claw_memory.__version__,
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", metavar="command")
+
+    d = sub.add_parser("init", help="create a data root (folder or board)")
+    _root_args(d)
+    d.add_argument("--mode", choices=("full", "lite"), default="full",
+                   help="full: long-term store and tools (default); lite: profile and MEMORY.md only")
+    d.set_defaults(func=cmd_init)
 
     d = sub.add_parser("inspect", help="sessions, decoded history, items, labels, profile")
     _root_args(d)
-    d.add_argument("--last", type=int, default=10, help="history messages per session (0: all)")
+    d.add_argument("--last", type=int, default=10, metavar="N",
+                   help="history messages shown per session (0: all; default 10)")
     d.set_defaults(func=cmd_inspect)
 
-    d = sub.add_parser("verify", help="what repair would do (nothing is written)")
-    _root_args(d)
-    d.set_defaults(func=cmd_verify)
-
-    d = sub.add_parser("repair", help="repair every session and the long-term store")
-    _root_args(d)
-    d.set_defaults(func=cmd_repair)
-
-    d = sub.add_parser("stats", help="bytes per layer, records, estimated tokens per request")
+    d = sub.add_parser("stats", help="bytes, records and estimated tokens per layer and per session")
     _root_args(d)
     d.set_defaults(func=cmd_stats)
 
+    d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
+    _root_args(d)
+    d.set_defaults(func=cmd_verify)
+
+    d = sub.add_parser("repair", help="repair exactly what verify lists, then verify again")
+    _root_args(d)
+    d.set_defaults(func=cmd_repair)
+
+    d = sub.add_parser("wipe", aliases=["reset"], help="delete a layer or all of a data root (asks first)")
+    _root_args(d)
+    d.add_argument("--layer", choices=LAYERS, default="all",
+                   help="what to delete: sessions (histories and chat maps), long-term (items, index, "
+                        "MEMORY.md), profile (back to the default documents) or all (default)")
+    d.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    d.set_defaults(func=cmd_wipe)
+
     d = sub.add_parser("export", help="write the data root to one JSON-lines bundle")
     _root_args(d)
-    d.add_argument("-o", "--output", required=True, help="bundle file to write")
+    d.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="bundle file to write (- for stdout)")
     d.set_defaults(func=cmd_export)
 
     d = sub.add_parser("import", help="create a data root from a bundle (validated, all or nothing)")
-    d.add_argument("bundle")
-    d.add_argument("target", nargs="?", help="new data root folder (or use --port)")
-    d.add_argument("--port")
-    d.add_argument("--device-root")
+    d.add_argument("bundle", metavar="BUNDLE", help="a bundle written by claw-memory export")
+    d.add_argument("target", nargs="?", metavar="TARGET", help="new data root folder (or -p PORT)")
+    _port_arg(d)
+    d.add_argument("--device-root", metavar="PATH", help="the data root on the board to create")
     d.add_argument("--replace", action="store_true", help="replace an existing data root")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     d.set_defaults(func=cmd_import)
 
-    d = sub.add_parser("deploy", help="install claw_memory on a board")
-    d.add_argument("--port", required=True)
+    d = sub.add_parser("deploy", help="install claw_memory on a board (replacing the old package)")
+    _port_arg(d)
     d.add_argument("--source", action="store_true", help="copy the .py sources instead of .mpy")
     d.add_argument("--mip", nargs="?", const="local", metavar="SOURCE",
                    help="install with mpremote mip (default: this checkout's package.json; or "
                         "github:<owner>/<repo>)")
-    d.add_argument("--with-aiohttp", action="store_true", help="also mip install aiohttp (board needs network)")
+    d.add_argument("--with-aiohttp", action="store_true",
+                   help="also mip install aiohttp for the LLM clients (the board needs network)")
     d.add_argument("--ca-for", action="append", metavar="HOST[:PORT]",
                    help="install (in certs/ca.pem) the CA root that HOST's certificate chains to; "
                         "checked from this computer against certifi; repeatable")
@@ -454,29 +513,40 @@ def build_parser():
                         "against the API hosts)")
     d.add_argument("--ca", action="append", metavar="FILE", help="install these PEM certificates too")
     d.add_argument("--ca-only", action="store_true", help="install only the CA bundle")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     d.set_defaults(func=cmd_deploy)
 
     d = sub.add_parser("flash", help="write a firmware .bin to an ESP32-S3 at offset 0")
-    d.add_argument("firmware")
-    d.add_argument("--port", required=True)
-    d.add_argument("--baud", type=int, default=460800)
-    d.add_argument("--erase", action="store_true", help="erase the whole flash first (data too)")
+    d.add_argument("firmware", metavar="FIRMWARE", help="the merged image, e.g. build-CLAW_S3/firmware.bin")
+    _port_arg(d)
+    d.add_argument("--baud", type=int, default=460800, help="serial speed for esptool (default 460800)")
+    d.add_argument("--erase", action="store_true", help="erase the whole flash first (the data too)")
     d.add_argument("--dry-run", action="store_true", help="print the esptool commands only")
     d.set_defaults(func=cmd_flash)
 
     d = sub.add_parser("doctor", help="report the host tools found, with versions")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     d.set_defaults(func=cmd_doctor)
 
     d = sub.add_parser("demo", help="run the agent with memory under the unix port (offline by default)")
     d.add_argument("--llm", choices=("offline", "openai", "anthropic", "openai_responses"),
-                   default="offline")
-    d.add_argument("--base-url")
-    d.add_argument("--model")
-    d.add_argument("--keep", help="keep the demo data root in this folder")
+                   default="offline",
+                   help="offline (default: a scripted model, no network) or a real endpoint")
+    d.add_argument("--base-url", help="API base URL of an OpenAI- (chat or Responses) or Anthropic-compatible server")
+    d.add_argument("--model", help="model name for a real endpoint")
+    d.add_argument("--keep", metavar="DIR", help="keep the demo's data root in DIR/root")
     d.set_defaults(func=cmd_demo)
     return p
+
+
+def _quiet_broken_pipe():
+    # The reader went away (`claw-memory inspect --json | head`): no traceback, and none at
+    # exit when Python flushes stdout.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main(argv=None):
@@ -486,10 +556,15 @@ def main(argv=None):
         parser.print_help()
         return EXIT_USAGE
     try:
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()
+        return rc
     except CliError as e:
         print("claw-memory: %s" % e, file=sys.stderr)
         return e.code
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return EXIT_PROBLEMS
     except KeyboardInterrupt:
         return 130
 

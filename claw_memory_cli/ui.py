@@ -1,4 +1,9 @@
-"""Output helpers: tables, JSON, progress bars, errors with exit codes."""
+"""Output: tables, JSON, progress and status on stderr, confirmation, errors with exit codes.
+
+On a terminal, tables and progress bars are drawn with rich (installed with esptool);
+otherwise (a pipe, a file, a test) the output is plain text: the same tables as the board's
+`claw_memory.inspect.table`, and one status line on stderr where a terminal would show a bar.
+"""
 
 import json
 import sys
@@ -6,9 +11,9 @@ import sys
 from claw_memory import inspect
 
 EXIT_OK = 0
-EXIT_PROBLEMS = 1  # the command ran and found problems (verify) or failed
+EXIT_PROBLEMS = 1  # the command ran and found problems (verify), failed, or no data root there
 EXIT_USAGE = 2
-EXIT_TOOL = 3  # a needed host tool or the board is not available
+EXIT_TOOL = 3  # a needed host tool, the board, or the library on the board is not available
 
 
 class CliError(Exception):
@@ -19,35 +24,131 @@ class CliError(Exception):
         self.code = code
 
 
+def _tty(stream):
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def console(stream):
+    """A rich Console on `stream` when it is a terminal and rich is installed, else None."""
+    if not _tty(stream):
+        return None
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    return Console(file=stream, highlight=False, force_terminal=True)
+
+
 def emit_json(obj):
     json.dump(obj, sys.stdout, ensure_ascii=False, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 
 
+def say(text):
+    """A status line for the user (stderr, so that stdout stays the command's output)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+_NUMERIC = ("bytes", "records", "pending", "tokens", "access", "ref_count", "files")
+
+
 def table(rows, cols, title=None):
-    inspect.table(rows, cols, title)
+    con = console(sys.stdout)
+    if con is None:
+        inspect.table(rows, cols, title)
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    if not rows:
+        if title:
+            con.print(Text("\n" + title, style="bold"))
+        con.print("(none)")
+        return
+    t = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD)
+    for c in cols:
+        t.add_column(c, justify="right" if c in _NUMERIC else "left", overflow="fold")
+    for r in rows:
+        t.add_row(*[Text(str(r.get(c, ""))) for c in cols])
+    con.print(t)
 
 
 class Progress:
-    """A one-line progress bar on stderr (only drawn on a terminal)."""
+    """Progress of a task on stderr, in steps or in bytes (`nbytes=True`): a rich bar on a
+    terminal; otherwise the `status` line (when given) once, at the start."""
 
-    def __init__(self, total, label, stream=None):
+    def __init__(self, total, label, nbytes=False, status=None):
         self.total = max(total, 1)
-        self.label = label
-        self.n = 0
-        self.stream = stream or sys.stderr
-        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._bar = None
+        con = console(sys.stderr)
+        if con is None:
+            if status:
+                say(status)
+            return
+        from rich import progress as rp
 
-    def step(self, what=""):
-        self.n += 1
-        if self.live:
-            width = 24
-            done = width * self.n // self.total
-            self.stream.write("\r%s [%s%s] %d/%d %s\x1b[K" % (
-                self.label, "#" * done, "." * (width - done), self.n, self.total, what[:40]))
-            self.stream.flush()
+        if status:
+            con.print(status)
+        cols = [rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=24)]
+        if nbytes:
+            cols += [rp.DownloadColumn(), rp.TransferSpeedColumn(), rp.TimeRemainingColumn()]
+        else:
+            cols += [rp.MofNCompleteColumn(), rp.TimeElapsedColumn()]
+        cols.append(rp.TextColumn("{task.fields[what]}"))
+        self._bar = rp.Progress(*cols, console=con, transient=False)
+        self._task = self._bar.add_task(label, total=self.total, what="")
+        self._bar.start()
+
+    def step(self, what="", n=1):
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n, what=what[-24:])
 
     def done(self):
-        if self.live:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.total)
+            self._bar.stop()
+            self._bar = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+class status:
+    """`with status("text"):` a spinner on a terminal, else the text once on stderr."""
+
+    def __init__(self, text):
+        self.text = text
+        self._st = None
+
+    def __enter__(self):
+        con = console(sys.stderr)
+        if con is None:
+            say(self.text)
+        else:
+            self._st = con.status(self.text)
+            self._st.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._st is not None:
+            self._st.stop()
+
+
+def confirm(question, yes=False):
+    """Ask before something that cannot be undone; `--yes` answers for the user. Without a
+    terminal to ask on, refuse (exit 2) rather than guess."""
+    if yes:
+        return True
+    if not _tty(sys.stdin):
+        raise CliError("%s: not confirmed (no terminal to ask on): pass --yes" % question, EXIT_USAGE)
+    sys.stderr.write("%s [y/N] " % question)
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")

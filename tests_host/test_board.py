@@ -246,6 +246,13 @@ def test_mpconfigboard_h():
     assert d["MICROPY_HW_MCU_NAME"] == '"ESP32-S3"'
 
 
+def test_uart_repl_as_the_generic_s3_board():
+    # Upstream ports/esp32/boards/ESP32_GENERIC_S3/mpconfigboard.h enables the REPL on UART0
+    # for modules behind a USB-UART bridge; without it /dev/ttyUSB0 (docs/FIRMWARE.md) has none.
+    assert _defines()["MICROPY_HW_ENABLE_UART_REPL"] == "(1)"
+    assert "/dev/ttyUSB0" in _read(os.path.join(ROOT, "docs", "FIRMWARE.md"))
+
+
 def test_vfs_rom_enabled_iff_romfs_partition():
     rom = _defines().get("MICROPY_VFS_ROM", "(0)").strip("()").strip()
     has_romfs = any(p["name"] == "romfs" for p in _partitions())
@@ -295,7 +302,7 @@ def _clean_env():
     return env
 
 
-def _fake_setup(tmp_path, missing=()):
+def _fake_setup(tmp_path, missing=(), idf="v5.5.1"):
     port = tmp_path / "micropython" / "ports" / "esp32"
     (port / "boards").mkdir(parents=True)
     for name in ("mpconfigboard_esp32s3_common.cmake", "sdkconfig.240mhz",
@@ -304,8 +311,9 @@ def _fake_setup(tmp_path, missing=()):
             (port / "boards" / name).write_text("")
     bindir = tmp_path / "bin"
     bindir.mkdir()
+    idf_version = idf
     idf = bindir / "idf.py"
-    idf.write_text("#!/bin/sh\necho 'ESP-IDF v5.5.1'\n")
+    idf.write_text("#!/bin/sh\necho 'ESP-IDF %s'\n" % idf_version)
     idf.chmod(idf.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     (tmp_path / "esp-idf").mkdir()
     env = _clean_env()
@@ -375,3 +383,21 @@ def test_build_script_rejects_bad_arguments(tmp_path):
     assert r.returncode != 0 and "unknown argument" in r.stderr
     r = _run_script(["--help"], env)
     assert r.returncode == 0 and "--check" in r.stdout
+
+
+@pytest.mark.parametrize("version,warns", [("v5.3", False), ("v5.4.2", False), ("v5.5.2", False),
+                                           ("v5.5.4", False), ("v5.2.3", True), ("v6.0", True)])
+def test_build_script_expects_the_esp_idf_versions_micropython_supports(tmp_path, version, warns):
+    env, _ = _fake_setup(tmp_path, idf=version)
+    r = _run_script(["--check"], env)
+    assert r.returncode == 0, r.stderr
+    assert ("warning" in r.stderr) == warns, r.stderr
+    if warns:
+        assert "v5.3 to v5.5.x" in r.stderr and "v5.5.2" in r.stderr
+
+
+def test_esp_idf_versions_documented_as_the_micropython_readme_lists_them():
+    doc = _read(os.path.join(ROOT, "docs", "FIRMWARE.md"))
+    assert "v5.3 to v5.5.x" in doc and "v5.5.2 recommended" in doc
+    script = _read(SCRIPT)
+    assert "v5.3 to v5.5.x" in script and "git clone -b v5.5.2" in script

@@ -85,25 +85,17 @@ def test_build_reads_files_and_refuses_bad_ones(tmp_path, certs):
 
 
 def test_deploy_ca_only_installs_the_bundle(monkeypatch, capsys, certs):
-    calls = []
-    copied = {}
+    from claw_memory_cli import deploy
 
-    def run(port, *args, timeout=120):
-        calls.append(args)
-        if args[:2] == ("fs", "cp"):
-            with open(args[2]) as f:
-                copied[args[3]] = f.read()
-        return ""
-
-    monkeypatch.setattr(board, "run", run)
-    monkeypatch.setattr(board, "exec_code", lambda port, code, timeout=120: calls.append(code) or "")
+    installed = []
+    monkeypatch.setattr(deploy, "_install_ca", lambda port, text: installed.append((port, text)))
+    monkeypatch.setattr(board, "Board", lambda port: pytest.fail("the package must not be deployed"))
     rc = main.main(["deploy", "--port", "P", "--ca-only", "--ca-common", "--ca", certs.ca, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0
-    assert out["method"] is None and out["ca"]["path"] == "certs/ca.pem"
+    assert out.get("method") is None and out["ca"]["path"] == "certs/ca.pem"
     assert out["ca"]["roots"] == list(cabundle.COMMON_ROOTS) + ["%s #1" % certs.ca]
-    assert list(copied) == [":certs/ca.pem"] and len(_ders(copied[":certs/ca.pem"])) == 9
-    assert not any("lib" in str(c) for c in calls), "the package was not deployed"
+    assert [p for p, _ in installed] == ["P"] and len(_ders(installed[0][1])) == 9
     assert main.main(["deploy", "--port", "P", "--ca-only"]) == 2
     assert "--ca-only needs" in capsys.readouterr().err
 

@@ -53,12 +53,13 @@ def test_inspect_text_and_json_leave_the_root_alone(tmp_path, capsys):
     before = _digest(root)
     rc, out, err = _run(capsys, "inspect", str(root))
     assert rc == 0
-    for want in ("== sessions ==", "s_chat_web_local_default_0_964a2a51.log", "I like green tea",
+    for want in ("== sessions ==", "s_chat_web_local_default_0_964a2a51.log", "I like green tea", SID,
                  "[calls memory_store]", "User likes green tea", "== label catalog ==", "Name: Ada"):
         assert want in out, want
     rc, out, err = _run(capsys, "inspect", str(root), "--json")
     data = json.loads(out)
     assert data["sessions"][0]["records"] == 5 and data["sessions"][0]["pending"] == 1
+    assert data["sessions"][0]["id"] == SID
     assert [r["role"] for r in data["sessions"][0]["history"]] == ["user", "assistant", "tool", "assistant", "user"]
     assert {i["content"]: i["access"] for i in data["items"]}["User likes green tea"] == 1, "recall counted"
     assert sorted(l["label"] for l in data["labels"]) == ["city", "drink"]
@@ -70,40 +71,93 @@ def test_verify_and_repair(tmp_path, capsys):
     _build(root)
     rc, out, _ = _run(capsys, "verify", str(root))
     assert rc == 0 and "nothing to repair" in out
-    log = root / "sessions" / "s_chat_web_local_default_0_964a2a51.log"
-    with open(log, "ab") as f:
-        f.write(b'{"role":"user","content":"torn')
     (root / "memory" / "memory_index.json").write_bytes(b"{corrupt")
     with open(root / "memory" / "memory_records.jsonl", "ab") as f:
         f.write(b"\x00garbage line\n")
+    idx = root / "sessions" / "s_chat_web_local_default_0_964a2a51.log.idx"
+    idx.write_bytes(idx.read_bytes()[:-10])  # the index lost its last entry
     before = _digest(root)
     rc, out, _ = _run(capsys, "verify", str(root), "--json")
     data = json.loads(out)
     assert rc == 1
-    assert any("torn_tail_bytes" in p for p in data["problems"])
-    assert any("memory_index.json" in p for p in data["problems"])
-    assert any("unreadable line" in p for p in data["problems"])
+    assert data["problems"] == [
+        "memory/memory_records.jsonl: 1 line unreadable, dropped",
+        "memory/memory_index.json: corrupt, rebuilt from the records",
+        "sessions/s_chat_web_local_default_0_964a2a51.log: 1 record not in the index yet (indexed every 4 "
+        "turns and on close), re-indexed"]
     assert _digest(root) == before, "verify wrote nothing"
     rc, out, _ = _run(capsys, "repair", str(root))
-    assert rc == 0 and "repaired:" in out
+    assert rc == 0
+    assert out.splitlines()[1:] == ["  repaired: " + p for p in data["problems"]], "exactly what verify listed"
     rc, out, _ = _run(capsys, "verify", str(root))
-    assert "memory_index.json" not in out
+    assert rc == 0 and "nothing to repair" in out
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert rc == 0 and "nothing needed repair" in out
     mem = claw_memory.open(str(root))
     assert len(list(mem.store.list())) == 2 and len(mem.sessions.messages(SID)) == 5
 
 
-def test_stats(tmp_path, capsys):
+def test_torn_tail_is_a_note_not_a_repair_claim(tmp_path, capsys):
+    # A torn record the library reads around and cannot cut (no truncate()) is reported as a
+    # note; repair does not claim to have removed it.
     root = tmp_path / "root"
     _build(root)
+    with open(root / "sessions" / "s_chat_web_local_default_0_964a2a51.log", "ab") as f:
+        f.write(b'{"role":"user","content":"torn')
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    v = json.loads(out)
+    assert any("torn last record (30 bytes" in n for n in v["notes"]), v
+    assert not any("torn" in p for p in v["problems"]), v
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert "repaired: " + v["problems"][0] in out and "note: " + v["notes"][0] in out
+    assert "repaired: sessions/s_chat_web_local_default_0_964a2a51.log: a torn" not in out
+
+
+def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
+    root = tmp_path / "fresh"
+    for mode in ("full", "lite"):
+        rc, out, _ = _run(capsys, "init", str(root / mode), "--mode", mode)
+        assert rc == 0 and "created a %s data root" % mode in out
+        before = _digest(root / mode)
+        rc, out, _ = _run(capsys, "verify", str(root / mode), "--json")
+        assert (rc, json.loads(out)["problems"], json.loads(out)["notes"]) == (0, [], []), out
+        rc, out, _ = _run(capsys, "repair", str(root / mode))
+        assert rc == 0 and "nothing needed repair" in out
+        assert _digest(root / mode) == before, "repair wrote nothing"
+    # a FULL root whose store was used but whose index went missing: that one is a problem
+    mem = claw_memory.open(str(root / "used"))
+    mem.store.store("User likes tea", "drink")
+    mem.close()
+    os.remove(root / "used" / "memory" / "memory_index.json")
+    rc, out, _ = _run(capsys, "verify", str(root / "used"))
+    assert rc == 1 and "memory_index.json: missing, rebuilt from the records" in out
+
+
+def test_stats_lists_every_session(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    mem = claw_memory.open(str(root), extract=False)
+    mem.sessions.persist("chat:web:other:default_01", [(1, None, "a second session")], turn_completed=True)
+    mem.session_command("web", "local", "new later")  # no turn yet
+    mem.close()
     rc, out, _ = _run(capsys, "stats", str(root), "--json")
-    layers = {l["layer"]: l for l in json.loads(out)["layers"]}
+    data = json.loads(out)
+    layers = {l["layer"]: l for l in data["layers"]}
     assert rc == 0
     assert set(layers) == {"sessions", "profile", "long-term", "skills"}
-    assert layers["sessions"]["records"] == 5 and layers["sessions"]["tokens"] > 20
+    assert layers["sessions"]["records"] == 6 and layers["sessions"]["tokens"] > 20
     assert layers["long-term"]["records"] == 2 and layers["long-term"]["tokens"] > 50
     assert layers["profile"]["bytes"] > 0
+    sessions = {s["file"]: s for s in data["sessions"]}
+    assert len(sessions) == 3
+    by_id = {s["id"]: s for s in data["sessions"]}
+    assert by_id[SID]["records"] == 5 and by_id[SID]["tokens"] == layers["sessions"]["tokens"]
+    assert by_id["chat:web:local:later"]["records"] == 0
+    assert by_id[None]["records"] == 1 and 0 < by_id[None]["tokens"] < by_id[SID]["tokens"]
     rc, out, _ = _run(capsys, "stats", str(root))
-    assert "layer" in out and "sessions" in out
+    assert "== every session" in out and "chat:web:local:later" in out and SID in out
+    for s in data["sessions"]:
+        assert s["file"] in out
 
 
 def test_export_import_round_trip(tmp_path, capsys):
@@ -176,7 +230,8 @@ def test_flash_checks_the_image_and_prints_esptool_commands(tmp_path, capsys):
     assert rc == 1 and "no firmware file" in err
 
 
-def test_usage_errors(capsys):
+def test_usage_errors(capsys, monkeypatch):
+    monkeypatch.delenv("CLAW_PORT", raising=False)
     rc, out, err = _run(capsys, "inspect")
     assert rc == 2 and "give a data root" in err
     rc, out, err = _run(capsys, "inspect", "/nonexistent/root")
@@ -197,6 +252,26 @@ def test_offline_demo_end_to_end(tmp_path):
     inspected = out.split("== claw-memory inspect", 1)[1]
     assert "User lives in Lisbon" not in inspected.split("== items ==", 1)[1], "forgotten everywhere"
     assert "User is allergic to peanuts" in inspected
+    assert "The demo's data root is kept in %s: try `claw-memory inspect %s`" % (keep / "root", keep / "root") in out
+    assert os.path.isdir(keep / "root" / "sessions")
+
+
+def test_demo_without_keep_says_how_to_keep(monkeypatch, capsys):
+    from claw_memory_cli import demo
+
+    made = []
+
+    def fake_run(cmd, env=None):
+        made.append(cmd[-1])
+        claw_memory.open(cmd[-1]).close()  # the demo script writes a data root there
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(demo.subprocess, "run", fake_run)
+    rc = main.main(["demo"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "removed now; `claw-memory demo --keep DIR` keeps it in DIR/root" in out
+    assert made and not os.path.exists(made[0]), "the temporary root is gone, as it says"
 
 
 def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
@@ -205,3 +280,141 @@ def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
     rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
     assert rc == 0 and "1 chat maps" in out
+
+
+def test_a_folder_that_is_not_a_data_root_is_said_so_and_left_alone(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# notes\n")
+    before = _digest(docs)
+    for cmd in (["inspect"], ["stats"], ["verify"], ["repair"], ["export", "-o", str(tmp_path / "b.jsonl")],
+                ["wipe", "--yes"]):
+        rc, out, err = _run(capsys, cmd[0], str(docs), *cmd[1:])
+        assert rc == 1, (cmd, err)
+        assert "no data root at %s: it has no sessions/ or memory/ folder" % docs in err, err
+        assert "claw-memory init %s" % docs in err
+    assert _digest(docs) == before and sorted(os.listdir(docs)) == ["notes.md"], "nothing created"
+    assert not (tmp_path / "b.jsonl").exists()
+    rc, out, err = _run(capsys, "inspect", str(tmp_path / "missing"))
+    assert rc == 1 and "no data root at %s: no such folder" % (tmp_path / "missing") in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_init_creates_a_data_root_once(tmp_path, capsys):
+    root = tmp_path / "new" / "root"
+    rc, out, _ = _run(capsys, "init", str(root))
+    assert rc == 0 and "created a full data root at %s" % root in out
+    assert sorted(os.listdir(root)) == ["memory", "sessions"]
+    assert sorted(os.listdir(root / "memory")) == ["identity.md", "soul.md", "user.md"]
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "init", str(root), "--json")
+    assert rc == 0 and json.loads(out) == {"root": str(root), "created": False}
+    assert _digest(root) == before
+    rc, out, _ = _run(capsys, "inspect", str(root), "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["sessions"] == [] and data["items"] == []
+    assert data["profile"]["user"].startswith("# User")
+    rc, out, _ = _run(capsys, "init", str(tmp_path / "lite"), "--mode", "lite")
+    assert rc == 0 and (tmp_path / "lite" / "memory" / "MEMORY.md").exists()
+    rc, out, _ = _run(capsys, "inspect", str(tmp_path / "lite"), "--json")
+    assert json.loads(out)["mode"] == "lite"
+
+
+def _files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_wipe_one_layer_or_all_with_confirmation(tmp_path, capsys, monkeypatch):
+    from claw_memory_cli import ui
+
+    root = tmp_path / "root"
+    _build(root)
+    before = _digest(root)
+    # no terminal to ask on: refused, nothing deleted
+    rc, out, err = _run(capsys, "wipe", str(root), "--layer", "sessions")
+    assert rc == 2 and "pass --yes" in err and _digest(root) == before
+    # asked on a terminal: "n" keeps everything, "y" wipes
+    monkeypatch.setattr(ui, "_tty", lambda stream: stream is sys.stdin)
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO("n\n"))
+    rc, out, err = _run(capsys, "wipe", str(root), "--layer", "sessions")
+    assert rc == 1 and "nothing wiped" in out and "[y/N]" in err and _digest(root) == before
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO("y\n"))
+    rc, out, err = _run(capsys, "wipe", str(root), "--layer", "sessions")
+    assert rc == 0 and "wiped the sessions layer" in out
+    assert "wipe the sessions layer of the data root at %s: 4 files" % root in err
+    files = _files(root)
+    assert not [f for f in files if f.startswith("sessions")] and os.path.isdir(root / "sessions")
+    assert "memory/memory_records.jsonl" in files and "memory/user.md" in files
+    rc, out, _ = _run(capsys, "wipe", str(root), "--layer", "profile", "--yes")
+    assert rc == 0 and [f for f in _files(root) if f.endswith(("user.md", "soul.md", "identity.md"))] == []
+    rc, out, _ = _run(capsys, "wipe", str(root), "--layer", "long-term", "-y")
+    assert rc == 0 and _files(root) == []
+    rc, out, _ = _run(capsys, "wipe", str(root), "--yes")
+    assert rc == 0 and "nothing to wipe" in out
+    assert sorted(os.listdir(root)) == ["memory", "sessions"], "still a data root"
+    rc, out, _ = _run(capsys, "inspect", str(root), "--json")
+    assert rc == 0 and json.loads(out)["items"] == []
+    _build(tmp_path / "two")
+    rc, out, _ = _run(capsys, "reset", str(tmp_path / "two"), "--yes", "--json")
+    assert rc == 0 and json.loads(out)["layer"] == "all" and _files(tmp_path / "two") == []
+
+
+def test_export_to_stdout(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    rc, out, err = _run(capsys, "export", str(root), "-o", "-")
+    assert rc == 0
+    lines = [json.loads(l) for l in out.splitlines()]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "end"
+    assert "exported %s to stdout" % root in err
+    bundle = tmp_path / "b.jsonl"
+    bundle.write_text(out)
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+
+
+def test_root_and_port_are_not_mixed(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "root"
+    _build(root)
+    rc, out, err = _run(capsys, "inspect", str(root), "--port", "/dev/ttyACM0")
+    assert rc == 2 and "not both" in err
+    rc, out, err = _run(capsys, "inspect", str(root), "--device-root", "/flash")
+    assert rc == 2 and "--device-root is for a board" in err
+    monkeypatch.delenv("CLAW_PORT", raising=False)
+    rc, out, err = _run(capsys, "stats")
+    assert rc == 2 and "-p PORT" in err and "CLAW_PORT" in err
+    # CLAW_PORT names the board when no ROOT is given; a ROOT wins over it
+    monkeypatch.setenv("CLAW_PORT", "/dev/nonexistent-claw-board")
+    rc, out, err = _run(capsys, "stats")
+    assert rc == 3 and "no board at /dev/nonexistent-claw-board" in err
+    rc, out, err = _run(capsys, "stats", str(root))
+    assert rc == 0
+    rc, out, err = _run(capsys, "deploy")
+    assert rc == 3 and "no board at /dev/nonexistent-claw-board" in err
+    monkeypatch.delenv("CLAW_PORT")
+    rc, out, err = _run(capsys, "deploy")
+    assert rc == 2 and "-p PORT" in err
+
+
+def test_port_auto_without_a_board(capsys, monkeypatch):
+    import serial.tools.list_ports
+
+    monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [])
+    rc, out, err = _run(capsys, "inspect", "-p", "auto")
+    assert rc == 3 and "no board found: no USB serial port" in err
+
+
+def test_export_of_a_lite_root_keeps_its_memory_md(tmp_path, capsys):
+    root = tmp_path / "lite"
+    claw_memory.open(str(root), "lite").close()
+    (root / "memory" / "MEMORY.md").write_text("# Long-term Memory\n\n- Ada likes tea\n")
+    before = _digest(root)
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    md = [json.loads(l) for l in bundle.read_text().splitlines() if '"memory_md"' in l]
+    assert md == [{"type": "memory_md", "content": "# Long-term Memory\n\n- Ada likes tea\n"}]
+    assert _digest(root) == before
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+    assert (tmp_path / "copy" / "memory" / "MEMORY.md").read_text() == "# Long-term Memory\n\n- Ada likes tea\n"

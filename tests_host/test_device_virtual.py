@@ -11,6 +11,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+import claw_memory  # noqa: E402
+import claw_memory.session  # noqa: E402
 from claw_memory_cli import hosttools, main  # noqa: E402
 from tools.virtual_board import VirtualBoard  # noqa: E402
 
@@ -51,19 +53,39 @@ def _cli(capsys, *argv):
     return rc, cap.out, cap.err
 
 
+def _mp(board, code):
+    r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "resume", "exec", code],
+                       capture_output=True, text=True, timeout=60)
+    return r.stdout.replace("\r\n", "\n")
+
+
 def test_cli_reads_the_board(board, capsys):
     rc, out, err = _cli(capsys, "inspect", "--port", board.port, "--device-root", DEV_ROOT, "--json")
     assert rc == 0, err
     data = json.loads(out)
     assert data["root"] == "%s:%s" % (board.port, DEV_ROOT)
+    assert data["sessions"][0]["id"] == "chat:web:u1:default_01"
     assert [h["text"] for h in data["sessions"][0]["history"]] == ["hello board", "hello host"]
     assert [i["content"] for i in data["items"]] == ["User owns an ESP32"]
-    rc, out, err = _cli(capsys, "stats", "--port", board.port, "--device-root", DEV_ROOT, "--json")
-    assert rc == 0 and {l["layer"] for l in json.loads(out)["layers"]} >= {"sessions", "long-term"}
+    # the board transfer says what it does (one status line when not on a terminal)
+    assert "reading 10 files" in err and "from %s:%s" % (board.port, DEV_ROOT) in err, err
+    rc, out, err = _cli(capsys, "stats", "-p", board.port, "--device-root", DEV_ROOT, "--json")
+    data = json.loads(out)
+    assert rc == 0 and {l["layer"] for l in data["layers"]} >= {"sessions", "long-term"}
+    assert [s["id"] for s in data["sessions"]] == ["chat:web:u1:default_01"]
     rc, out, err = _cli(capsys, "verify", "--port", board.port, "--device-root", DEV_ROOT)
     assert rc == 0 and "nothing to repair" in out
     rc, out, err = _cli(capsys, "repair", "--port", board.port, "--device-root", DEV_ROOT, "--json")
     assert rc == 0 and json.loads(out)["repaired"] == []
+
+
+def test_claw_port_names_the_board(board, capsys, monkeypatch):
+    monkeypatch.setenv("CLAW_PORT", board.port)
+    rc, out, err = _cli(capsys, "inspect", "--device-root", DEV_ROOT, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["root"] == "%s:%s" % (board.port, DEV_ROOT)
+    rc, out, err = _cli(capsys, "export", "--device-root", DEV_ROOT, "-o", "-")
+    assert rc == 0 and json.loads(out.splitlines()[0])["type"] == "header"
 
 
 def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
@@ -72,6 +94,7 @@ def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
     assert rc == 0, err
     rc, out, err = _cli(capsys, "import", bundle, "--port", board.port, "--device-root", "/flash/copy")
     assert rc == 0, err
+    assert "writing" in err and "/flash/copy" in err, err
     rc, out, err = _cli(capsys, "inspect", "--port", board.port, "--device-root", "/flash/copy", "--json")
     data = json.loads(out)
     assert [h["text"] for h in data["sessions"][0]["history"]] == ["hello board", "hello host"]
@@ -79,19 +102,151 @@ def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
     assert rc == 1 and "--replace" in err
     rc, out, err = _cli(capsys, "import", bundle, "--port", board.port, "--device-root", "/flash/copy", "--replace")
     assert rc == 0, err
-    r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "resume", "exec",
-                        "import os; print(sorted(os.listdir('/flash/copy')))"], capture_output=True, text=True,
-                       timeout=60)
-    assert r.stdout.strip() == "['memory', 'sessions']", r.stdout
+    assert _mp(board, "import os; print(sorted(os.listdir('/flash/copy')))").strip() == "['memory', 'sessions']"
 
 
-def test_cli_board_errors_are_clear(capsys):
+def test_verify_and_repair_agree_on_the_board(board, capsys):
+    root = "/flash/damaged"
+    rc, out, err = _cli(capsys, "init", "-p", board.port, "--device-root", root)
+    assert rc == 0 and "created a full data root at %s:%s" % (board.port, root) in out, err
+    out = _mp(board, (
+        "import claw_memory\n"
+        "m = claw_memory.open(%r, extract=False)\n"
+        "for n in range(3):\n"
+        "    m.sessions.persist('chat:a:b:default_01', [(1, None, 'q%%d' %% n)])\n"
+        "    m.sessions.persist('chat:a:b:default_01', [(2, None, 'a%%d' %% n)], turn_completed=True)\n"
+        "m.store.store('User has a dog', 'pets')\n"
+        "m.close()\n"
+        "with open(%r, 'w') as f:\n    f.write('{not json')\n"
+        "f = open(%r, 'ab'); f.write(b'\\x01\\x02\\x03'); f.close()\n"
+        "print('DAMAGED')") % (root, root + "/memory/memory_index.json",
+                               root + "/sessions/" + claw_memory.session.file_name("chat:a:b:default_01") + ".idx"))
+    assert "DAMAGED" in out, out
+    rc, out, err = _cli(capsys, "verify", "-p", board.port, "--device-root", root, "--json")
+    problems = json.loads(out)["problems"]
+    assert rc == 1 and len(problems) == 2, problems
+    assert any("memory_index.json: corrupt" in p for p in problems)
+    assert any(p.endswith(".idx: rewritten by repair (a torn or extra index entry)") for p in problems)
+    rc, out, err = _cli(capsys, "repair", "-p", board.port, "--device-root", root, "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["repaired"] == problems and data["not_repaired"] == [], data
+    rc, out, err = _cli(capsys, "verify", "-p", board.port, "--device-root", root)
+    assert rc == 0 and "nothing to repair" in out
+
+
+def test_wipe_on_the_board(board, capsys):
+    root = "/flash/towipe"
+    assert _cli(capsys, "init", "-p", board.port, "--device-root", root)[0] == 0
+    _mp(board, "import claw_memory\nm = claw_memory.open(%r, extract=False)\n"
+               "m.sessions.persist(m.chats.session_id('w', 'x'), [(1, None, 'hi')], turn_completed=True)\n"
+               "m.close()" % root)
+    rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions")
+    assert rc == 2 and "pass --yes" in err
+    rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions", "--yes")
+    assert rc == 0 and "wiped the sessions layer of %s:%s: 3 files" % (board.port, root) in out, out
+    assert _mp(board, "import os; print(os.listdir(%r))" % (root + "/sessions")).strip() == "[]"
+    rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "-y")
+    assert rc == 0 and "wiped every layer" in out
+    assert _mp(board, "import os; print(sorted(os.listdir(%r)), os.listdir(%r))" % (
+        root, root + "/memory")).strip() == "['memory', 'sessions'] []"
+
+
+def test_cli_board_errors_are_clear(board, capsys):
+    # a port that does not exist
     rc, out, err = _cli(capsys, "inspect", "--port", "/dev/nonexistent-board", "--device-root", "/")
-    assert rc == 3 and "mpremote failed" in err
+    assert rc == 3 and "no board at /dev/nonexistent-board: that serial port does not exist" in err
+    # a port another program holds
+    import serial
+
+    with serial.Serial(board.port, exclusive=True):
+        rc, out, err = _cli(capsys, "inspect", "-p", board.port, "--device-root", DEV_ROOT)
+    assert rc == 3 and "cannot open %s: it is in use by another program" % board.port in err, err
+    # a device root that is not there, or is not a data root
+    rc, out, err = _cli(capsys, "inspect", "-p", board.port, "--device-root", "/flash/nope")
+    assert rc == 1 and "no data root at %s:/flash/nope: no such folder on the board" % board.port in err
+    assert "claw-memory init -p %s --device-root /flash/nope" % board.port in err
+    rc, out, err = _cli(capsys, "stats", "-p", board.port, "--device-root", "/flash/lib")
+    assert rc == 1 and "no data root at %s:/flash/lib: it has no sessions/ or memory/" % board.port in err
+    rc, out, err = _cli(capsys, "repair", "-p", board.port, "--device-root", "/flash/nope")
+    assert rc == 1 and "no data root" in err
+    assert "nope" not in _mp(board, "import os; print(os.listdir('/flash'))"), "nothing created"
+
+
+def test_a_board_without_the_library(tmp_path, capsys):
+    with VirtualBoard(str(tmp_path / "bare.img"), host_path=False) as bare:
+        rc, out, err = _cli(capsys, "inspect", "-p", bare.port)
+        assert rc == 3, err
+        assert "claw_memory is not installed (or not completely) on the board at %s" % bare.port in err
+        assert "claw-memory deploy -p %s" % bare.port in err
+        rc, out, err = _cli(capsys, "init", "-p", bare.port, "--device-root", "/flash/x")
+        assert rc == 3 and "claw-memory deploy" in err
+        # reading a data root does not need the library on the board
+        _mp(bare, "import os\nos.mkdir('/flash/r')\nos.mkdir('/flash/r/sessions')")
+        rc, out, err = _cli(capsys, "inspect", "-p", bare.port, "--device-root", "/flash/r", "--json")
+        assert rc == 0 and json.loads(out)["sessions"] == []
+
+
+def _lib(board):
+    out = _mp(board, "import os\n"
+                     "def w(p, r):\n"
+                     "    for e in os.ilistdir(p):\n"
+                     "        if e[1] & 0x4000:\n"
+                     "            w(p + '/' + e[0], r + e[0] + '/')\n"
+                     "        else:\n"
+                     "            print(r + e[0])\n"
+                     "w('lib/claw_memory', '')")
+    return sorted(out.split())
+
+
+def test_deploy_replaces_the_package(board, capsys, monkeypatch):
+    py = sorted(m[len("claw_memory/"):] for m in hosttools.package_modules())
+    assert _lib(board) == py, "the fixture deployed the sources"
+    # a previous layout: flat modules where the packages are now, and a stray file
+    _mp(board, "for n in ('session.py', 'store.py', 'old_module.mpy'):\n"
+               "    open('lib/claw_memory/' + n, 'w').write('VALUE = 1\\n')\n"
+               "open('lib/claw_memory.py', 'w').write('x = 1\\n')")
+    rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["method"] == "mpy" and data["version"] == claw_memory.__version__
+    assert data["file"].endswith("lib/claw_memory/__init__.mpy")
+    assert _lib(board) == [m[:-3] + ".mpy" for m in py], "exactly the deployed set: no .py, no old layout"
+    assert "writing 37 files" in err or "writing %d files" % len(py) in err
+    assert "claw_memory.py" not in _mp(board, "import os; print(os.listdir('lib'))")
+    # the check reads the version back: a board that does not run the deployed one fails
+    monkeypatch.setattr(claw_memory, "__version__", "9.9.9")
+    rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--source")
+    assert rc == 1 and "the board runs claw_memory 0.1.0, not the deployed 9.9.9" in err, err
+    assert _lib(board) == py, "--source after .mpy: only the .py files"
+
+
+def test_deploy_with_mip_removes_what_mip_did_not_install(board, capsys, monkeypatch):
+    # mpremote mip needs the network for aiohttp: stand in for it. Like mip, the stand-in
+    # overwrites the files of package.json (here they are already there) and names each one.
+    from claw_memory_cli import deploy
+
+    py = sorted(m[len("claw_memory/"):] for m in hosttools.package_modules())
+    assert _lib(board) == py
+    _mp(board, "open('lib/claw_memory/session.py', 'w').write('OLD = 1\\n')\n"
+               "open('lib/claw_memory/store/old.mpy', 'w').write('')")
+    calls = []
+
+    def fake_mip(port, *args, timeout=120):
+        calls.append(args)
+        return "Installing %s to /flash/lib\n" % args[-1] + "".join(
+            "Installing: /flash/lib/claw_memory/%s\n" % m for m in py) + "Installing: /flash/lib/aiohttp/__init__.py\n"
+
+    monkeypatch.setattr(deploy.board, "run", fake_mip)
+    rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--mip", "--json")
+    assert rc == 0, err
+    assert calls == [("mip", "install", os.path.join(ROOT, "package.json"))]
+    data = json.loads(out)
+    assert data["method"] == "mip" and data["version"] == claw_memory.__version__
+    assert _lib(board) == py, "the old layout's files are gone"
 
 
 def test_deploy_installs_a_ca_bundle_the_clients_find(board, capsys):
-    rc, out, err = _cli(capsys, "deploy", "--port", board.port, "--ca-only", "--ca-common")
+    rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--ca-only", "--ca-common")
     assert rc == 0, err
     assert "installed certs/ca.pem" in out and "8 root(s)" in out
     code = ("from claw_memory import certs\n"

@@ -4,7 +4,9 @@
 # Needs:
 #   MICROPYTHON_DIR  a MicroPython checkout (ports/esp32 with boards/mpconfigboard_esp32s3_common.cmake,
 #                    boards/sdkconfig.flash_qio_80m and boards/sdkconfig.spiram_oct; ROMFS needs v1.25+)
-#   ESP-IDF v5.5.x   exported in this shell: idf.py on PATH and IDF_PATH set (. "$IDF_PATH/export.sh")
+#   ESP-IDF          v5.3 to v5.5.x, as MicroPython's ports/esp32/README.md lists them (v5.5.2
+#                    recommended), exported in this shell: idf.py on PATH and IDF_PATH set
+#                    (. "$IDF_PATH/export.sh")
 #
 # Usage: tools/build_firmware.sh [--check] [--clean] [--deploy PORT]
 #   --check        validate the environment and print the commands, build nothing
@@ -15,7 +17,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -84,12 +86,12 @@ else
 fi
 
 if [ -z "${IDF_PATH:-}" ] || ! command -v idf.py >/dev/null 2>&1; then
-    problems+=("ESP-IDF environment not found (need idf.py on PATH and IDF_PATH set). Install ESP-IDF v5.5.x and export it in this shell:
-      git clone -b v5.5.1 --recursive https://github.com/espressif/esp-idf.git ~/esp-idf
+    problems+=("ESP-IDF environment not found (need idf.py on PATH and IDF_PATH set). Install ESP-IDF (v5.3 to v5.5.x; v5.5.2 recommended) and export it in this shell:
+      git clone -b v5.5.2 --recursive https://github.com/espressif/esp-idf.git ~/esp-idf
       ~/esp-idf/install.sh esp32s3
       . ~/esp-idf/export.sh          # sets IDF_PATH and puts idf.py on PATH")
 elif [ ! -d "$IDF_PATH" ]; then
-    problems+=("IDF_PATH=$IDF_PATH is not a directory: re-run . \"\$IDF_PATH/export.sh\" from an ESP-IDF v5.5.x checkout")
+    problems+=("IDF_PATH=$IDF_PATH is not a directory: re-run . \"\$IDF_PATH/export.sh\" from an ESP-IDF v5.3 to v5.5.x checkout")
 fi
 
 if [ ${#problems[@]} -gt 0 ]; then
@@ -103,9 +105,10 @@ if [ ${#problems[@]} -gt 0 ]; then
 fi
 
 idf_version="$(idf.py --version 2>/dev/null | head -n 1 || true)"
+# The versions MicroPython's esp32 port supports (its README): v5.3, v5.4.x, v5.5.x.
 case "$idf_version" in
-    *v5.5*) ;;
-    *) printf 'build_firmware.sh: warning: ESP-IDF %s found; MicroPython pins v5.5.x\n' "${idf_version:-(unknown version)}" >&2 ;;
+    *v5.3* | *v5.4* | *v5.5*) ;;
+    *) printf 'build_firmware.sh: warning: ESP-IDF %s found; MicroPython supports v5.3 to v5.5.x (v5.5.2 recommended, see ports/esp32/README.md)\n' "${idf_version:-(unknown version)}" >&2 ;;
 esac
 
 make_args=(BOARD_DIR="$BOARD_DIR")

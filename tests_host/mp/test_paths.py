@@ -39,3 +39,51 @@ def test_layout_creates_directories():
     eq(lay.chat_map, "/flash/agent/sessions/chat_map", "chat map under sessions")
     lay.ensure()  # idempotent
     dev.unmount()
+
+
+def _tree(path):
+    out = []
+    for name in sorted(os.listdir(path)):
+        p = path + "/" + name
+        out.append(name)
+        if paths.is_dir(p):
+            out += [name + "/" + n for n in _tree(p)]
+    return out
+
+
+def test_open_without_create_refuses_a_folder_that_is_not_a_data_root():
+    import claw_memory
+
+    dev = mount("lfs2", "/flash", blocks=64)
+    os.mkdir("/flash/docs")
+    with open("/flash/docs/notes.txt", "w") as f:
+        f.write("not a data root")
+    ok(not paths.Layout("/flash/docs").exists(), "a folder without sessions/ and memory/")
+    for mode in ("full", "lite"):
+        e = raises(OSError, claw_memory.open, "/flash/docs", mode, create=False)
+        eq(e.args[0], 2, "ENOENT")
+        ok("no data root at /flash/docs" in e.args[1], e.args[1])
+    e = raises(OSError, claw_memory.open, "/flash/nope", create=False)
+    ok("no data root at /flash/nope" in e.args[1], "a missing folder")
+    eq(_tree("/flash/docs"), ["notes.txt"], "nothing created")
+    ok(not paths.is_dir("/flash/nope"), "the missing root stays missing")
+    dev.unmount()
+
+
+def test_open_without_create_reads_a_data_root_and_adds_nothing():
+    import claw_memory
+
+    dev = mount("lfs2", "/flash", blocks=64)
+    os.mkdir("/flash/lite")
+    os.mkdir("/flash/lite/memory")  # a root with one of its two directories is still a root
+    mem = claw_memory.open("/flash/lite", "lite", create=False)
+    eq(mem.profile.read("user"), "", "no default profile text for a missing document")
+    eq(mem.sessions.list(), [], "no sessions")
+    eq(_tree("/flash/lite"), ["memory"], "no directory, profile or MEMORY.md created")
+    mem = claw_memory.open("/flash/agent")  # the agent's own use creates everything
+    mem.close()
+    eq(_tree("/flash/agent"), ["memory", "memory/identity.md", "memory/soul.md", "memory/user.md",
+                               "sessions"], "create=True (the default)")
+    mem = claw_memory.open("/flash/agent", create=False)
+    ok(mem.profile.read("user").startswith("# User"), "reads what is there")
+    dev.unmount()

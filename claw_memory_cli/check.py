@@ -1,0 +1,167 @@
+"""What `verify` reports and `repair` fixes: one list of problems for both.
+
+`examine(copy)` works on a scratch copy of a data root: it reads the store's own report
+(`mem.store.verify()`, which writes nothing), and repairs every session of the copy with the
+library, keeping the library's report and noting every session file the repair changed that
+the report does not explain (a pending turn reconciled with the log, leftovers of an
+interrupted rewrite). A problem is something a repair changes; damage a repair reads around
+but leaves in the file (a torn tail, while files cannot be truncated) is a note. `verify`
+prints both; `repair` repairs exactly the problems, then examines again, so that what it
+says it repaired is what verify listed, and anything still there is reported as not repaired.
+"""
+
+import hashlib
+import os
+
+import claw_memory
+from claw_memory.session import is_log_name
+
+_PENDING = ".pending"
+# A session's files: the log, its index, the pending turn, and leftovers of rewrites.
+_SUFFIXES = ("", ".idx", _PENDING, ".commit", ".tmp", ".idx.tmp", _PENDING + ".tmp")
+_RECORDS = "memory_records.jsonl"
+
+
+def is_data_root(path):
+    return os.path.isdir(os.path.join(path, "sessions")) or os.path.isdir(os.path.join(path, "memory"))
+
+
+def mode_of(root):
+    """FULL when the root has a long-term store, else LITE (so that no store is created)."""
+    return "full" if os.path.exists(os.path.join(root, "memory", _RECORDS)) else "lite"
+
+
+def open_root(root, **kw):
+    """The memory of an existing data root (never creates one)."""
+    return claw_memory.open(root, mode_of(root), extract=False, create=False, **kw)
+
+
+def session_files(root):
+    """File names of the session logs under `root/sessions` (also those with only a pending
+    first turn), without opening them."""
+    d = os.path.join(root, "sessions")
+    names = set()
+    if os.path.isdir(d):
+        for name in os.listdir(d):
+            if name.endswith(_PENDING):
+                name = name[: -len(_PENDING)]
+            if is_log_name(name) and not os.path.isdir(os.path.join(d, name)):
+                names.add(name)
+    return sorted(names)
+
+
+def _snapshot(d, name):
+    out = {}
+    for suffix in _SUFFIXES:
+        p = os.path.join(d, name + suffix)
+        if os.path.isfile(p):
+            with open(p, "rb") as f:
+                out[suffix] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def session_problems(name, r, before, after):
+    """(problems, notes) of one session from its repair report and its files before and after
+    the repair: a problem is something the repair changed; a note is damage it reads around
+    and leaves in the file (a torn or damaged tail: files have no truncate())."""
+    name = "sessions/" + name
+    changed = {s for s in _SUFFIXES if before.get(s) != after.get(s)}
+    out, notes = [], []
+    if r.get("torn_tail_bytes"):
+        what = "%s: a torn last record (%d bytes, cut by a power loss)" % (name, r["torn_tail_bytes"])
+        if "" in changed:
+            out.append(what)
+        else:
+            notes.append(what + " is ignored when read; it stays in the file")
+    if r.get("dropped"):
+        what = "%s: %s damaged, skipped" % (name, _plural(r["dropped"], "record"))
+        if changed & {"", ".idx"}:
+            out.append(what)
+        else:
+            notes.append(what + " when read; the bytes stay in the file")
+    if r.get("index_entries_dropped"):
+        out.append("%s: %s of the index dropped (bad or past the log)" % (
+            name, _plural(r["index_entries_dropped"], "entry").replace("entrys", "entries")))
+    if r.get("rebuilt_index"):
+        out.append("%s: index unreadable or missing, rebuilt from the log" % name)
+    if r.get("reindexed"):
+        # Normal while an agent runs (it indexes every few turns and on close), but ESP-Claw
+        # rejects a session whose index lags its log: worth a repair before a hand-over.
+        out.append("%s: %s not in the index yet (indexed every 4 turns and on close), re-indexed" % (
+            name, _plural(r["reindexed"], "record")))
+    explained = bool(out)
+    for suffix in _SUFFIXES:
+        if suffix not in changed or (suffix in ("", ".idx") and explained):
+            continue
+        what = "removed" if suffix not in after else "created" if suffix not in before else "rewritten"
+        why = {_PENDING: " (pending turn reconciled with the log)", "": "",
+               ".idx": " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
+        out.append("%s%s: %s by repair%s" % (name, suffix, what, why))
+    return out, notes
+
+
+def store_problems(st):
+    out = []
+    if st is None:
+        return out
+    if st.get("bad_lines"):
+        out.append("memory/%s: %s unreadable, dropped" % (_RECORDS, _plural(st["bad_lines"], "line")))
+    index = st.get("index", "ok")
+    # A root whose store has no records yet needs no index: nothing to rebuild from.
+    if index != "ok" and not (index == "missing" and not st.get("records_bytes")):
+        out.append("memory/memory_index.json: %s, rebuilt from the records" % index)
+    for p in st.get("leftovers", ()):
+        out.append("memory/%s: leftover of an interrupted write" % os.path.basename(p))
+    return out
+
+
+def examine(copy):
+    """({"sessions": {file: report}, "store": report or None}, [problem, ...], [note, ...])
+    of the data root at `copy`, which this changes (sessions are repaired on it)."""
+    mem = open_root(copy)
+    report = {"sessions": {}, "store": mem.store.verify() if mem.store is not None else None}
+    problems = store_problems(report["store"])
+    notes = []
+    d = os.path.join(copy, "sessions")
+    for name in session_files(copy):
+        before = _snapshot(d, name)
+        r = mem.sessions.repair(file=name)
+        report["sessions"][name] = r
+        p, n = session_problems(name, r, before, _snapshot(d, name))
+        problems += p
+        notes += n
+    mem.close()
+    return report, problems, notes
+
+
+def needs(report, problems):
+    """(session files, store?) that the problems are about: what repair must touch."""
+    files = sorted(f for f in report["sessions"] if any(p.startswith("sessions/" + f) for p in problems))
+    store = any(p.startswith("memory/") for p in problems)
+    return files, store
+
+
+def repair_folder(root, files, store):
+    """Repair the named sessions (and the store) of the data root folder in place."""
+    mem = open_root(root)
+    for name in files:
+        mem.sessions.repair(file=name)
+    if store and mem.store is not None:
+        mem.store.repair()
+    mem.close()
+
+
+BOARD_REPAIR = """
+import claw_memory
+m = claw_memory.open(%r, %r, extract=False, create=False)
+for f in %r:
+    m.sessions.repair(file=f)
+if %r and m.store is not None:
+    m.store.repair()
+m.close()
+print("CLAW-REPAIRED")
+"""

@@ -1,0 +1,151 @@
+# claw_memory.inspect: the REPL helpers print a table and return None, return rows with
+# rows=True, show session ids (also of sessions without a turn yet), find a session by id,
+# file name or as the latest one, and never create a data root.
+import os
+import time
+
+from flashsim import mount
+from mptest import eq, ok, raises
+
+import claw_memory
+from claw_memory import inspect
+
+HEAP = "4M"
+ROOT = "/flash/agent"
+
+
+class Capture:
+    """Collects what print() writes (the helpers print through the built-in)."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __enter__(self):
+        import builtins
+
+        self._print = builtins.print
+        builtins.print = lambda *a, **k: self.lines.append(" ".join(str(x) for x in a))
+        return self
+
+    def __exit__(self, *exc):
+        import builtins
+
+        builtins.print = self._print
+
+    def text(self):
+        return "\n".join(self.lines)
+
+
+def _setup():
+    dev = mount("lfs2", "/flash", blocks=128)
+    inspect._last = None
+    mem = claw_memory.open(ROOT, extract=False)
+    a = mem.chats.session_id("web", "u1")
+    mem.sessions.persist(a, [(1, None, "first question")])
+    mem.sessions.persist(a, [(2, None, "first answer")], turn_completed=True)
+    b = mem.chats.session_id("uart", "console")
+    mem.sessions.persist(b, [(1, None, "hello from the console")])
+    mem.sessions.persist(b, [(2, None, "hi console")], turn_completed=True)
+    mem.session_command("uart", "console", "new project-a")  # no turn yet
+    mem.sessions.persist("script-session", [(1, None, "not in any chat map")], turn_completed=True)
+    mem.store.store("User likes tea", "drink")
+    mem.close()
+    return dev, a, b
+
+
+def test_helpers_print_and_return_none_rows_return_data():
+    dev, a, b = _setup()
+    for fn in (inspect.sessions, inspect.items, inspect.labels, inspect.profile, inspect.stats,
+               inspect.history):
+        with Capture() as c:
+            got = fn(root=ROOT)
+        eq(got, None, fn.__name__ + " returns None")
+        ok(c.lines, fn.__name__ + " printed")
+    with Capture() as c:
+        rows = inspect.sessions(ROOT, rows=True)
+    eq(c.lines, [], "rows=True prints nothing")
+    by_id = {r["id"]: r for r in rows}
+    eq(sorted(k for k in by_id if k), sorted([a, b, "chat:uart:console:project-a"]), "ids from the chat maps")
+    eq(by_id["chat:uart:console:project-a"]["records"], 0, "/session new: listed with 0 records")
+    eq(by_id[a]["records"], 2, "records")
+    eq(by_id[None]["file"], claw_memory.session.file_name("script-session"), "a session no map names")
+    with Capture() as c:
+        inspect.sessions(ROOT)
+    out = c.text()
+    ok(a in out and "chat:uart:console:project-a" in out and "?" in out, out)
+    ok(by_id[a]["file"] in out, "files shown too")
+    dev.unmount()
+
+
+def test_history_by_id_file_name_and_latest():
+    dev, a, b = _setup()
+    want = [{"role": "user", "text": "first question"}, {"role": "assistant", "text": "first answer"}]
+    eq(inspect.history(a, root=ROOT, rows=True), want, "by id")
+    f = claw_memory.session.file_name(a)
+    eq(inspect.history(f, root=ROOT, rows=True), want, "by file name")
+    eq(inspect.history(a, 1, ROOT, rows=True), want[-1:], "the last n")
+    latest = inspect.history(root=ROOT, rows=True)
+    eq(latest, [{"role": "user", "text": "not in any chat map"}], "latest: the session written last")
+    time.sleep(1.1)  # file times have a resolution of one second
+    mem = claw_memory.open(ROOT, extract=False)
+    mem.sessions.persist(a, [(1, None, "second question")])
+    mem.close()
+    eq(inspect.history(None, 1, ROOT, rows=True), [{"role": "user", "text": "second question"}],
+       "latest again, although its file name sorts first")
+    inspect._last = None
+    eq(inspect.history("chat:uart:console:project-a", root=ROOT, rows=True), [], "no turn yet")
+    with Capture() as c:
+        got = inspect.history(a, root=ROOT)
+    eq(got, None, "prints")
+    ok(a in c.text() and f in c.text() and "first answer" in c.text(), c.text())
+    with Capture() as c:
+        eq(inspect.history("chat:nope:x:default_01", root=ROOT), None, "unknown")
+    ok("no session 'chat:nope:x:default_01'" in c.text() and "(none)" not in c.text(), c.text())
+    e = raises(ValueError, inspect.history, "s_unknown_00000000.log", root=ROOT, rows=True)
+    ok("no session" in str(e), str(e))
+    dev.unmount()
+
+
+def test_stats_lists_every_session():
+    dev, a, b = _setup()
+    st = inspect.stats(ROOT, rows=True)
+    eq([r["layer"] for r in st["layers"]], ["sessions", "profile", "long-term", "skills"], "layers")
+    sess = {r["file"]: r for r in st["sessions"]}
+    eq(len(sess), 4, "every session, also the one without a turn")
+    for r in st["sessions"]:
+        ok(r["tokens"] > 0 if r["records"] else r["tokens"] == 0, r)
+    eq(st["layers"][0]["tokens"], max(r["tokens"] for r in st["sessions"]), "largest history")
+    with Capture() as c:
+        inspect.stats(ROOT)
+    ok("tokens" in c.text() and claw_memory.session.file_name(b) in c.text(), c.text())
+    dev.unmount()
+
+
+def _tree(path):
+    out = []
+    for name in sorted(os.listdir(path)):
+        out.append(name)
+        if os.stat(path + "/" + name)[0] & 0x4000:
+            out += [name + "/" + n for n in _tree(path + "/" + name)]
+    return out
+
+
+def test_helpers_never_create_a_data_root():
+    dev = mount("lfs2", "/flash", blocks=64)
+    inspect._last = None
+    os.mkdir("/flash/docs")
+    for fn in (inspect.sessions, inspect.history, inspect.items, inspect.profile, inspect.stats):
+        e = raises(OSError, fn, root="/flash/docs")
+        ok("no data root at /flash/docs" in str(e), str(e))
+    raises(OSError, inspect.sessions, root="/flash/missing")
+    eq(_tree("/flash"), ["docs"], "nothing created")
+    # a LITE root: looking creates no store and no MEMORY.md
+    mem = claw_memory.open("/flash/lite", "lite")
+    mem.close()
+    before = _tree("/flash/lite")
+    os.remove("/flash/lite/memory/MEMORY.md")
+    before.remove("memory/MEMORY.md")
+    inspect.items(root="/flash/lite")
+    inspect.stats(root="/flash/lite")
+    eq(_tree("/flash/lite"), before, "a look adds no file")
+    dev.unmount()
