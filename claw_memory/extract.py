@@ -150,9 +150,8 @@ class Extraction:
 
     async def _run(self, job):
         try:
-            labels = [e["label"] for e in self.store.labels()]
             prompt = "Existing summary labels:\n%s\nCurrent user message:\n%s\n" % (
-                "".join("- %s\n" % lab for lab in labels) or "- (empty)\n", job.text)
+                self.store.catalog_text(), job.text)
             reply = await self.llm.chat(SYSTEM_PROMPT, [{"role": "user", "content": prompt}], None)
             if reply.tool_calls:
                 raise ValueError("the extraction answer called tools")

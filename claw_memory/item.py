@@ -195,12 +195,13 @@ def norm(content):
 
 def key(content, now=0):
     """The dedupe key: the first 36 bytes of the normalised content."""
-    return key_of(text.norm_key(content), now)
+    return text.cut_bytes(text.norm_key(content), _KEY_BYTES) or "memory-%d" % now
 
 
-def key_of(normalised, now=0):
-    """The dedupe key of an already normalised content."""
-    return text.cut_bytes(normalised, _KEY_BYTES) or "memory-%d" % now
+def duplicates(a, b):
+    """Whether two normalised contents are duplicates for the store: the same dedupe key
+    (both empty included: ESP-Claw keys both "memory-<now>"), or a semantic match."""
+    return text.cut_bytes(a, _KEY_BYTES) == text.cut_bytes(b, _KEY_BYTES) or semantic_match(a, b)
 
 
 def semantic_match(a, b):

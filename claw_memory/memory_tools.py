@@ -24,14 +24,22 @@ _INVALID_LABELS = const("summary_labels must be copied exactly from the current 
 
 
 def _ok(action, changed, memory_id=None, summary=None, items=None, extra=""):
-    out = '{"ok":true,"action":"%s","changed":%s' % (action, "true" if changed else "false")
+    # One join of all the parts: a 16 KiB memory_list result is built once, not copied.
+    out = ['{"ok":true,"action":"%s","changed":%s' % (action, "true" if changed else "false")]
     if memory_id:
-        out += ',"memory_id":' + dumps(memory_id)
+        out.append(',"memory_id":' + dumps(memory_id))
     if summary:
-        out += ',"summary":' + dumps(summary)
+        out.append(',"summary":' + dumps(summary))
     if items is not None:
-        out += ',"items":[' + ",".join(items) + "]"
-    return out + extra + "}"
+        out.append(',"items":[')
+        for i, js in enumerate(items):
+            if i:
+                out.append(",")
+            out.append(js)
+        out.append("]")
+    out.append(extra)
+    out.append("}")
+    return "".join(out)
 
 
 def _id_args(raw):
@@ -110,11 +118,10 @@ class MemoryTools:
         wanted = [x for x in wanted if isinstance(x, str) and x][:3] if wanted else []
         limit = _count(a.get("limit"))
         try:
-            catalog = [e["label"] for e in self.store.labels()]
             for lab in wanted:
-                if lab not in catalog:
+                if not self.store.has_label(lab):
                     return True, err("invalid_summary_labels", message=_INVALID_LABELS,
-                                     invalid_label=lab, available_summary_labels=catalog)
+                                     invalid_label=lab, available_json=self.store.labels_json())
             items = self.store.recall(wanted, limit if limit > 0 else 8)
         except Exception as e:  # noqa: BLE001
             return failed("memory_recall", e, self._log)
@@ -123,22 +130,32 @@ class MemoryTools:
 
     async def memory_list(self, raw=None, request=None):
         # The whole result stays within 16 KiB and valid JSON (ESP-Claw cut its 32 KiB
-        # buffer mid-text); items are read one at a time.
+        # buffer mid-text). It is written into one buffer allocated first, items read one at
+        # a time: a list of item strings joined at the end needs the result's size twice in
+        # RAM, and a contiguous block after the items' garbage.
         try:
             total = self.store.count()
-            room = _LIST_MAX - len(_ok("memory_list", False, items=[],
-                                       extra=',"truncated":true,"total":%d' % total))
-            out = []
+            tail = ('],"truncated":true,"total":%d}' % total).encode()
+            buf = bytearray(_LIST_MAX)
+            head = b'{"ok":true,"action":"memory_list","changed":false,"items":['
+            buf[: len(head)] = head
+            n = len(head)
+            count = 0
             for it in self.store.list():
-                js = _item_json(it)
-                if len(js) + (1 if out else 0) > room:
+                js = _item_json(it).encode()
+                if count:
+                    js = b"," + js
+                if n + len(js) + len(tail) > _LIST_MAX:
                     break
-                room -= len(js) + (1 if out else 0)
-                out.append(js)
+                buf[n : n + len(js)] = js
+                n += len(js)
+                count += 1
+            end = tail if count < total else b"]}"
+            buf[n : n + len(end)] = end
+            n += len(end)
+            return True, str(memoryview(buf)[:n], "utf-8")
         except Exception as e:  # noqa: BLE001
             return failed("memory_list", e, self._log)
-        extra = ',"truncated":true,"total":%d' % total if len(out) < total else ""
-        return True, _ok("memory_list", False, items=out, extra=extra)
 
     async def memory_update(self, raw, request=None):
         a, mid, error = _id_args(raw)

@@ -61,9 +61,7 @@ def long_term(store, log=None):
     """`Long-term Memory` (full mode): how to use the memory tools, then the label catalog."""
 
     def collect(request):
-        labels = [e["label"] for e in store.labels()]
-        lines = "".join("- %s\n" % lab for lab in labels) or "- (empty)\n"
-        return LONG_TERM_PREAMBLE + lines
+        return LONG_TERM_PREAMBLE + store.catalog_text()
 
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
 

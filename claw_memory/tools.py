@@ -23,14 +23,17 @@ _MESSAGE_MAX = const(200)
 def err(error, **extra):
     """`{"ok":false,"error":...}` with ESP-Claw's optional keys, in its order. Text that
     echoes the model's input is cut (an error must not carry a 70 KB label back)."""
-    out = '{"ok":false,"error":%s' % dumps(error)
+    out = ['{"ok":false,"error":%s' % dumps(error)]
     for k in ("message", "invalid_label", "available_summary_labels", "code"):
-        if k in extra:
+        if k == "available_summary_labels" and "available_json" in extra:
+            out.append(',"available_summary_labels":' + extra["available_json"])  # JSON already
+        elif k in extra:
             v = extra[k]
             if isinstance(v, str):
                 v = cut(v, _ECHO_MAX if k == "invalid_label" else _MESSAGE_MAX)
-            out += ',"%s":%s' % (k, dumps(v))
-    return out + "}"
+            out.append(',"%s":%s' % (k, dumps(v)))
+    out.append("}")
+    return "".join(out)
 
 
 def cut(s, n):

@@ -16,6 +16,7 @@ package(
         "store/keywords.py",
         "store/load.py",
         "store/markdown.py",
+        "store/pages.py",
         "store/read.py",
         "store/records.py",
         "store/store.py",

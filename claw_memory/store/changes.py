@@ -99,17 +99,13 @@ class Changes:
 
     def _duplicate(self, cand, ignore=-1):
         """The slot of an active item `cand` duplicates (same dedupe key, or one contains
-        the other), or -1."""
-        now = self.clock()
+        the other), or -1: the table's fingerprints find the candidates, and each is read
+        and compared exactly."""
         cnorm = itm.norm(cand["content"])
-        ckey = itm.key_of(cnorm, now)
-        tab = self._tab
-        for i in range(len(tab)):
-            n = tab.norm[i]
-            if n is None or i == ignore:
-                continue
-            if itm.key_of(n, now) == ckey or itm.semantic_match(n, cnorm):
-                return i
+        for slot in self._tab.candidates(cnorm.encode(), ignore):
+            it = self._item(slot)
+            if it is not None and itm.duplicates(itm.norm(it["content"]), cnorm):
+                return slot
         return -1
 
     def _new_id(self, now):

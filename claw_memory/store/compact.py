@@ -10,33 +10,35 @@
 
 from array import array
 
-from .. import fsutil, text
+from .. import fsutil
 from .. import item as itm
 from . import digest, records
 from .index import Catalog
 from .table import Table
 
 
-def _groups(tab, now):
+def _groups(path, tab):
     """Duplicate groups among the active slots (same dedupe key), in file order: a list of
-    lists of slots, the first being the group's first item."""
+    lists of slots, the first being the group's first item. Keys are compared by hash and,
+    where two match, exactly (read from the records)."""
     live = sorted(tab.active_slots(), key=lambda i: tab.off[i])
     groups = []
-    byhash = {}  # fnv1a32(key) & small -> [group index, ...]
     for i in live:
-        k = itm.key_of(tab.norm[i], now)
-        h = text.fnv1a32(k) & 0x3FFFFFFF
         found = -1
-        for g in byhash.get(h, ()):
-            if itm.key_of(tab.norm[groups[g][0]], now) == k:
+        for g in range(len(groups)):
+            f = groups[g][0]
+            if tab.same_key(f, i) and _key(path, tab, f) == _key(path, tab, i):
                 found = g
                 break
         if found < 0:
-            byhash.setdefault(h, []).append(len(groups))
             groups.append([i])
         else:
             groups[found].append(i)
     return groups
+
+
+def _key(path, tab, slot):
+    return itm.key(records.read_item(path, tab.off[slot])["content"])
 
 
 def compact(store, tab, cat, fold_start, pending_rows):
@@ -45,7 +47,7 @@ def compact(store, tab, cat, fold_start, pending_rows):
     path = store.records_path
     dsize = max(fsutil.size(store.digest_path), 0)
     counts, newest = digest.fold(store.digest_path, fold_start, dsize, tab)
-    groups = _groups(tab, now)
+    groups = _groups(path, tab)
     n = len(groups)
     acc, upd, win = array("H"), array("I"), array("I")  # per group; win: whose content
     for g in groups:
@@ -70,8 +72,9 @@ def compact(store, tab, cat, fold_start, pending_rows):
                 low = j
         alive[low] = 0
         left -= 1
-    new_tab = Table()
-    new_cat = Catalog()
+    # The new table and catalog are reserved before the writing phase's garbage (table.py).
+    new_tab = Table(left)
+    new_cat = Catalog(cat.size())
     new_cat.next_id = cat.next_id
     pos = [0]
 
@@ -107,6 +110,7 @@ def compact(store, tab, cat, fold_start, pending_rows):
     fsutil.commit(store.journal_path, [path, store.digest_path])
     for p in (store.index_path, store.md_path):
         fsutil.remove(p)
+    new_cat.pages.release()
     return new_tab, new_cat, fsutil.size(store.digest_path) - len(line)
 
 

@@ -9,54 +9,59 @@
 
 from array import array
 
+from .. import fsutil
 from .. import item as itm
 from .. import text
 from .._compat import const, dumps
+from .pages import PAGE, Pages
 
 MARK = b'"keyword_index":'
 _CHUNK = const(512)
 _ENTRY_MAX = const(1024)  # bytes of one catalog entry
 _DEPTH_MAX = const(64)
+_RESERVE_MAX = const(16384)
 
 
 class Catalog:
-    """The label catalog: summary ids, labels and reference counts, in catalog order."""
+    """The label catalog: summary ids, labels and reference counts, in catalog order. The
+    labels are kept as "\n" + label + "\n" in small pages (pages.py)."""
 
-    def __init__(self):
+    def __init__(self, reserve=0):
         self.next_id = 1
         self.sids = array("H")
         self.refs = array("H")
-        self.starts = array("I")  # where each label starts in the blob
-        self.blob = bytearray(b"\n")  # "\n" + label + "\n" for each label
+        self.starts = array("I")  # page handle of each label's first byte
+        self.lens = array("B")
+        self.pages = Pages(reserve)
 
     def __len__(self):
         return len(self.sids)
 
+    def size(self):
+        """Bytes of labels held (to reserve a catalog like this one)."""
+        return self.pages.size()
+
     def add(self, sid, label, refs=0):
+        b = label.encode()
         self.sids.append(sid)
         self.refs.append(min(refs, 0xFFFF))
-        self.starts.append(len(self.blob))
-        self.blob += label.encode() + b"\n"
+        self.starts.append(self.pages.add(b"\n" + b + b"\n") + 1)
+        self.lens.append(len(b))
         if sid >= self.next_id:
             self.next_id = sid + 1
 
     def label_at(self, i):
-        a = self.starts[i]
-        return bytes(self.blob[a : self.blob.find(b"\n", a)]).decode()
+        return self.pages.get(self.starts[i], self.lens[i]).decode()
 
     def find(self, label):
         """Index of a label, or -1."""
-        at = self.blob.find(b"\n" + label.encode() + b"\n")
+        at = self.pages.search(b"\n" + label.encode() + b"\n")
         if at < 0:
             return -1
-        lo, hi = 0, len(self.starts)
-        while lo < hi:  # the entry whose label starts at at + 1
-            mid = (lo + hi) // 2
-            if self.starts[mid] < at + 1:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+        for i in range(len(self.starts)):
+            if self.starts[i] == at + 1:
+                return i
+        return -1
 
     def index_of(self, sid):
         for i in range(len(self.sids)):
@@ -87,6 +92,7 @@ class Catalog:
                 self.refs[i] = max(min(self.refs[i] + delta, 0xFFFF), 0)
 
     def drop_unused(self):
+        """Drop the labels no item references."""
         for r in self.refs:
             if not r:
                 break
@@ -97,7 +103,56 @@ class Catalog:
         for i in range(len(self.sids)):
             if self.refs[i]:
                 keep.add(self.sids[i], self.label_at(i), self.refs[i])
-        self.sids, self.refs, self.starts, self.blob = keep.sids, keep.refs, keep.starts, keep.blob
+        self.sids, self.refs, self.starts, self.lens, self.pages = (
+            keep.sids, keep.refs, keep.starts, keep.lens, keep.pages)
+
+    def retain(self, counts):
+        """Set the reference counts to `counts` ({summary id: items}) and drop the labels
+        no item references."""
+        for i in range(len(self.sids)):
+            self.refs[i] = min(counts.get(self.sids[i], 0), 0xFFFF)
+        self.drop_unused()
+
+    def listing(self, prefix, empty):
+        """The labels as text, one per line after `prefix` ("- "), or `empty` when there is
+        none; built in one buffer of the exact size (384 labels make about 11 KB, and a
+        list of per-label strings first would need three times that)."""
+        n = len(self.sids)
+        if not n:
+            return empty
+        p = prefix.encode()
+        size = 0
+        for i in range(n):
+            size += len(p) + self.lens[i] + 1
+        buf = bytearray(size)
+        at = 0
+        for i in range(n):
+            buf[at : at + len(p)] = p
+            at += len(p)
+            k = self.lens[i]
+            h = self.starts[i]
+            buf[at : at + k] = memoryview(self.pages.pages[h // PAGE])[h % PAGE : h % PAGE + k]
+            at += k
+            buf[at] = 10
+            at += 1
+        return buf.decode()
+
+    def json(self):
+        """The labels as a JSON array, built in one buffer of the exact size."""
+        parts = 0
+        for i in range(len(self.sids)):
+            parts += len(dumps(self.label_at(i)).encode()) + 1
+        buf = bytearray(max(parts + 1, 2))
+        buf[0] = 91  # "["
+        at = 1
+        for i in range(len(self.sids)):
+            js = dumps(self.label_at(i)).encode()
+            buf[at : at + len(js)] = js
+            at += len(js)
+            buf[at] = 44  # ","
+            at += 1
+        buf[max(at - 1, 1)] = 93  # "]" over the last comma
+        return str(memoryview(buf)[: max(at, 2)], "utf-8")
 
     def labels_of(self, sids):
         out = []
@@ -112,26 +167,24 @@ class Catalog:
         for i in range(len(self.sids)):
             yield self.sids[i], self.label_at(i), self.refs[i]
 
-    def head(self, digest_off, records_size):
-        """memory_index.json up to the keyword index's opening brace, in our key order."""
-        parts = [
-            '{"version":3,"next_summary_id":%d,"last_compact_digest_size":%d,"records_size":%d,'
-            '"summaries":[' % (self.next_id, digest_off, records_size)
-        ]
+    def write_head(self, out, digest_off, records_size):
+        """Write memory_index.json up to the keyword index's opening brace, in our key order,
+        one catalog entry at a time."""
+        out.write(('{"version":3,"next_summary_id":%d,"last_compact_digest_size":%d,"records_size":%d,'
+                   '"summaries":[' % (self.next_id, digest_off, records_size)).encode())
         for i, (sid, label, refs) in enumerate(self.entries()):
-            parts.append('%s{"summary_id":%d,"label":%s,"ref_count":%d}' % (
-                "," if i else "", sid, dumps(label), refs))
-        parts.append("],")
-        return "".join(parts).encode() + MARK + b"{"
+            out.write(('%s{"summary_id":%d,"label":%s,"ref_count":%d}' % (
+                "," if i else "", sid, dumps(label), refs)).encode())
+        out.write(b"]," + MARK + b"{")
 
 
 class IndexFile:
     """What memory_index.json holds, as read: the catalog in file order and the counters
     (None where a key is absent). `ok` is False when the file is not a usable index."""
 
-    def __init__(self):
+    def __init__(self, reserve=0):
         self.ok = False
-        self.catalog = Catalog()
+        self.catalog = Catalog(reserve)
         self.next_id = None
         self.digest_off = None
         self.records_size = None  # our stamp; ESP-Claw writes none
@@ -141,10 +194,8 @@ class IndexFile:
 def writer(cat, digest_off, records_size, kw_writer):
     """A writer of the whole index file: the catalog, then the keyword index `kw_writer`
     writes."""
-    head = cat.head(digest_off, records_size)
-
     def write(out):
-        out.write(head)
+        cat.write_head(out, digest_off, records_size)
         kw_writer(out)
         out.write(b"}}")
 
@@ -153,18 +204,22 @@ def writer(cat, digest_off, records_size, kw_writer):
 
 def empty():
     """The index of an empty store."""
-    return Catalog().head(0, 0) + b"}}"
+    return b'{"version":3,"next_summary_id":1,"last_compact_digest_size":0,"records_size":0,' \
+           b'"summaries":[],' + MARK + b"{}}"
 
 
 # -- streaming reader ---------------------------------------------------------------------
 
 
 class _Reader:
-    # A byte cursor over a file read in chunks.
+    # A byte cursor over a file read in chunks; the value being taken goes into one buffer
+    # reused for every value (a bytearray grown byte by byte would realloc and fragment).
     def __init__(self, f):
         self.f = f
         self.buf = b""
         self.i = 0
+        self.out = bytearray(_ENTRY_MAX)
+        self.n = -1  # bytes taken so far; -1 when skipping
 
     def peek(self):
         if self.i >= len(self.buf):
@@ -177,6 +232,11 @@ class _Reader:
     def next(self):
         c = self.peek()
         self.i += 1
+        if self.n >= 0:
+            if c < 0 or self.n >= len(self.out):
+                raise ValueError("value too long or cut short")
+            self.out[self.n] = c
+            self.n += 1
         return c
 
     def skip_ws(self):
@@ -186,40 +246,50 @@ class _Reader:
             c = self.peek()
         return c
 
-    def take(self, limit):
+    def take(self):
         """The bytes of the next JSON value (string, number, literal, object or array), at
-        most `limit` bytes; ValueError when longer, unbalanced or cut."""
-        out = bytearray()
-        self._value(out, limit, 0)
-        return bytes(out)
+        most 1 KiB; ValueError when longer, unbalanced or cut."""
+        self.n = 0
+        try:
+            self._value(0)
+            return bytes(self.out[: self.n])
+        finally:
+            self.n = -1
 
     def skip(self):
-        self._value(None, 0, 0)
+        self._value(0)
 
-    def _value(self, out, limit, depth):
+    def _value(self, depth):
         c = self.skip_ws()
         if c == 34:  # '"'
-            self._string(out, limit)
+            self.next()
+            while True:
+                c = self.next()
+                if c < 0:
+                    raise ValueError("cut short")
+                if c == 92:  # backslash: the next byte is escaped
+                    self.next()
+                elif c == 34:
+                    return
         elif c == 123 or c == 91:  # '{' '['
             if depth > _DEPTH_MAX:
                 raise ValueError("nested too deep")
             close = 125 if c == 123 else 93
-            self._put(out, self.next(), limit)
-            c = self.skip_ws()
-            if c == close:
-                self._put(out, self.next(), limit)
+            self.next()
+            if self.skip_ws() == close:
+                self.next()
                 return
             while True:
-                self._value(out, limit, depth + 1)
+                self._value(depth + 1)
                 c = self.skip_ws()
                 if c == 58 and close == 125:  # ':' after a key
-                    self._put(out, self.next(), limit)
-                    self._value(out, limit, depth + 1)
+                    self.next()
+                    self._value(depth + 1)
                     c = self.skip_ws()
                 if c == 44:  # ','
-                    self._put(out, self.next(), limit)
+                    self.next()
                 elif c == close:
-                    self._put(out, self.next(), limit)
+                    self.next()
                     return
                 else:
                     raise ValueError("not JSON")
@@ -227,27 +297,8 @@ class _Reader:
             raise ValueError("cut short")
         else:  # number or literal
             while c >= 0 and c not in b",]}: \t\r\n":
-                self._put(out, self.next(), limit)
+                self.next()
                 c = self.peek()
-
-    def _string(self, out, limit):
-        self._put(out, self.next(), limit)
-        while True:
-            c = self.next()
-            if c < 0:
-                raise ValueError("cut short")
-            self._put(out, c, limit)
-            if c == 92:  # backslash: the next byte is escaped
-                self._put(out, self.next(), limit)
-            elif c == 34:
-                return
-
-    @staticmethod
-    def _put(out, c, limit):
-        if out is not None:
-            if c < 0 or len(out) >= limit:
-                raise ValueError("value too long or cut short")
-            out.append(c)
 
 
 def _small_int(raw):
@@ -261,7 +312,9 @@ def _small_int(raw):
 
 def read(path):
     """The IndexFile of an index (missing or damaged: `ok` False)."""
-    out = IndexFile()
+    # The labels' pages reserved before reading (a third of the file, as a catalog entry
+    # is about 3 times its label; capped); the unused ones are given back.
+    out = IndexFile(min(max(fsutil.size(path), 0) // 3, _RESERVE_MAX))
     try:
         with open(path, "rb") as f:
             r = _Reader(f)
@@ -280,7 +333,7 @@ def read(path):
                 if c == 44:
                     r.next()
                     continue
-                key = text.json_value(r.take(256))
+                key = text.json_value(r.take())
                 if r.skip_ws() != 58 or not isinstance(key, str):
                     return out
                 r.next()
@@ -289,7 +342,7 @@ def read(path):
                         return out
                     seen = True
                 elif key in ("next_summary_id", "last_compact_digest_size", "records_size", "version"):
-                    v = _small_int(r.take(32))
+                    v = _small_int(r.take())
                     if key == "next_summary_id":
                         out.next_id = v
                     elif key == "last_compact_digest_size":
@@ -304,6 +357,7 @@ def read(path):
             raise
     except (ValueError, TypeError, IndexError):
         out.ok = False
+    out.catalog.pages.release()
     if out.ok:
         top = max(out.catalog.sids) + 1 if len(out.catalog) else 1
         out.catalog.next_id = max(out.next_id or 1, top)
@@ -325,7 +379,7 @@ def _summaries(r, out):
         if c == 44:
             r.next()
             continue
-        e = text.json_value(r.take(_ENTRY_MAX))
+        e = text.json_value(r.take())
         if not isinstance(e, dict):
             return False
         sid = e.get("summary_id")

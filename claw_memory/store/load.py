@@ -11,14 +11,14 @@ from .index import Catalog
 from .read import items
 from .table import Table
 
-
 class _Assessment:
     pass
 
-
 def scan(path):
     """(Table, unreadable lines, whether the last line is torn) of a records file."""
-    tab = Table()
+    # Reserve the table now, before the scan's garbage (see pages.py): one slot per line at
+    # most; normalisations at most 159 bytes of content each, and about a third of a line.
+    tab = Table(records.count_lines(path))
     bad = 0
     found = records.lines(path)
     try:
@@ -44,26 +44,24 @@ def scan(path):
             torn = f.read(1) != b"\n"
     return tab, bad, torn
 
-
 def assess(store):
     """Everything open() needs, read from the files without writing: the table, the catalog
     (from the index when it describes the records, else derived from the items), the fold
     start, and whether the derived files are fresh (and why not)."""
     a = _Assessment()
     a.size = fsutil.size(store.records_path)
+    idx = index.read(store.index_path)  # first: its labels are kept (see pages.py)
     a.tab, a.bad, a.torn = scan(store.records_path)
     tab = a.tab
-    idx = index.read(store.index_path)
     counts = {}
     for i in tab.active_slots():
         for s in tab.slot_sids(i):
             counts[s] = counts.get(s, 0) + 1
-    cat = Catalog()
-    missing = []
+    cat = idx.catalog if idx.ok else Catalog()
     if idx.ok:
-        for sid, label, refs in idx.catalog.entries():
-            if counts.get(sid) and cat.find(label) < 0:
-                cat.add(sid, label, counts[sid])
+        was = [(sid, refs) for sid, label, refs in cat.entries()]  # the file's, to compare
+        cat.retain(counts)
+    missing = []
     for s in counts:
         if cat.index_of(s) < 0:
             missing.append(s)
@@ -73,7 +71,7 @@ def assess(store):
     fold, dnext = digest.last_compact(store.digest_path, dsize) if dsize else (0, 0)
     if idx.ok and idx.records_size is None and idx.digest_off and idx.digest_off <= dsize:
         fold = max(fold, idx.digest_off)  # ESP-Claw's own fold point
-    cat.next_id = max(idx.catalog.next_id if idx.ok else 1, tab.max_sid + 1, dnext, cat.next_id, 1)
+    cat.next_id = max(tab.max_sid + 1, dnext, cat.next_id, 1)
     a.cat, a.fold = cat, fold
     a.why = ""
     if not idx.ok:
@@ -84,13 +82,13 @@ def assess(store):
         a.why = "behind the records"
     elif idx.cleaned:
         a.why = "labels to normalise"
-    elif idx.records_size is None and (missing or len(cat) != len(idx.catalog) or _refs_differ(idx.catalog, cat)):
+    elif idx.records_size is None and (missing or was != [(s, r) for s, _, r in cat.entries()]):
         a.why = "does not match the records"
     elif idx.records_size is None and not _md_matches(store, tab, cat):
         a.why = "MEMORY.md does not match the records"
     a.fresh = not a.why
-    return a
 
+    return a
 
 class _Compare:
     # A file-like sink that compares what is written with a file's bytes.
@@ -102,7 +100,6 @@ class _Compare:
         if self.same and self.f.read(len(data)) != bytes(data):
             self.same = False
 
-
 def _md_matches(store, tab, cat):
     """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
     says nothing about it)."""
@@ -110,15 +107,6 @@ def _md_matches(store, tab, cat):
         cmp = _Compare(f)
         markdown.writer(cat, items(store.records_path, tab, cat, True))(cmp)
         return cmp.same and not f.read(1)
-
-
-def _refs_differ(old, new):
-    for sid, label, refs in old.entries():
-        i = new.index_of(sid)
-        if i < 0 or new.refs[i] != refs or new.label_at(i) != label:
-            return True
-    return False
-
 
 def _labels_from_items(path, tab, missing, cat, counts):
     # Labels of summary ids the index does not name, from the tags of the items that use

@@ -182,6 +182,21 @@ class Store(Changes):
         for sid, label, refs in self._cat.entries():
             yield {"summary_id": sid, "label": label, "ref_count": refs}
 
+    def catalog_text(self, prefix="- ", empty="- (empty)\n"):
+        """The catalog's labels as text, one per line (the Long-term Memory provider's)."""
+        self.open()
+        return self._cat.listing(prefix, empty)
+
+    def labels_json(self):
+        """The catalog's labels as a JSON array (text), built without a list of them."""
+        self.open()
+        return self._cat.json()
+
+    def has_label(self, label):
+        """Whether `label` is in the catalog (exactly)."""
+        self.open()
+        return isinstance(label, str) and self._cat.find(label) >= 0
+
     def count(self):
         """Active items."""
         self.open()

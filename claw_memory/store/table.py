@@ -1,11 +1,15 @@
 # claw_memory.store.table: what the store keeps in RAM about its items, sized for capacity.
 # MIT license
 #
-# One slot per distinct id in the records file, in arrays of small ints: the offset of the
-# id's latest line, two hashes of the id (30 + 16 bits, so a match is the same id), access
-# count, recency, up to 3 summary ids, whether it is active; and the dedupe normalisation of
-# every active item's content (dedupe must compare with all of them, and recomputing it
-# per store would cost a pass over the whole file). Item bodies stay on flash.
+# One slot per distinct id in the records file, in arrays of small ints reserved before the
+# scan: the offset of the id's latest line, two hashes of the id (30 + 16 bits, so a match
+# is the same id), access count, recency, up to 3 summary ids, whether it is active; and, for
+# deduplication, a fingerprint of the normalised content instead of the content itself (a
+# 256-bit set of its byte pairs, its length and a hash of its 36-byte key: 38 bytes, where
+# the normalisation would take up to 159). A store compares the new fact with every item:
+# the fingerprints rule almost all of them out (one normalisation inside another has all
+# its byte pairs in the other's set), and the few that remain are read from flash and
+# compared exactly. Item bodies stay on flash.
 
 from array import array
 
@@ -16,6 +20,9 @@ from .._compat import const
 NO_SID = const(0xFFFF)
 _H1_MASK = const(0x3FFFFFFF)  # small ints on a 32-bit chip
 _H2_SEED = const(0x2B3C4D5E)
+_KEY = const(36)  # bytes of the dedupe key
+_SEMANTIC_MIN = const(12)
+_BITS = const(32)  # bytes of the byte-pair set
 
 
 def id_hashes(memory_id):
@@ -23,23 +30,59 @@ def id_hashes(memory_id):
     return text.fnv1a32(b) & _H1_MASK, text.fnv1a32(b, _H2_SEED) & 0xFFFF
 
 
+def key_of(norm):
+    """The dedupe key of a normalisation (bytes): at most 36 bytes, cut on a character
+    boundary (empty: none; item.key then uses "memory-<now>")."""
+    if len(norm) <= _KEY:
+        return norm
+    i = _KEY
+    while i > 0 and norm[i] & 0xC0 == 0x80:
+        i -= 1
+    return norm[:i]
+
+
+def pairs(norm, out=None, at=0):
+    """The set of byte pairs of a normalisation, as 256 bits (32 bytes) at out[at:]."""
+    if out is None:
+        out = bytearray(_BITS)
+    for i in range(len(norm) - 1):
+        h = (norm[i] * 31 + norm[i + 1]) & 255
+        out[at + (h >> 3)] |= 1 << (h & 7)
+    return out
+
+
+def _within(a, ai, b, bi):
+    # Every bit of a[ai:ai+32] is in b[bi:bi+32].
+    for k in range(_BITS):
+        x = a[ai + k]
+        if x & b[bi + k] != x:
+            return False
+    return True
+
+
 class Table:
-    def __init__(self):
-        self.off = array("I")
-        self.h1 = array("I")
-        self.h2 = array("H")
-        self.acc = array("H")
-        self.upd = array("I")
-        self.sids = array("H")  # 3 per slot
-        self.live = bytearray()
-        self.norm = []  # dedupe normalisation of active slots, None for the others
+    def __init__(self, slots=0):
+        """`slots`: how many are expected, reserved now (a few blocks allocated before the
+        scan's garbage, not many among it: MicroPython collects only when the heap is full,
+        so objects allocated during a scan end up spread through it)."""
+        self.n = 0  # slots in use
+        self.off = array("I", bytes(4 * slots))
+        self.h1 = array("I", bytes(4 * slots))
+        self.h2 = array("H", bytes(2 * slots))
+        self.acc = array("H", bytes(2 * slots))
+        self.upd = array("I", bytes(4 * slots))
+        self.sids = array("H", bytes(6 * slots))  # 3 per slot
+        self.live = bytearray(slots)
+        self.kh = array("I", bytes(4 * slots))  # hash of the dedupe key
+        self.nlen = array("H", bytes(2 * slots))  # length of the normalisation
+        self.bits = bytearray(_BITS * slots)  # its byte pairs
         self.lines = 0  # lines in the records file (items, tombstones, bad lines)
         self.changes = 0  # lines appended since the last compaction (no "summary_labels")
         self.active = 0
         self.max_sid = 0
 
     def __len__(self):
-        return len(self.off)
+        return self.n
 
     def garbage(self):
         """Lines that are not the latest line of an active item."""
@@ -48,25 +91,36 @@ class Table:
     def slot(self, memory_id):
         """The slot of an id, or -1."""
         h1, h2 = id_hashes(memory_id)
-        h1s = self.h1
-        for i in range(len(h1s)):
-            if h1s[i] == h1 and self.h2[i] == h2:
+        h1s, h2s = self.h1, self.h2
+        for i in range(self.n):
+            if h1s[i] == h1 and h2s[i] == h2:
                 return i
         return -1
 
-    def put(self, it, off, slot=-1):
-        """Record the line at `off` as the latest of its id (new slot when `slot` is -1)."""
+    def _room(self, need):
+        if need <= len(self.live):
+            return
+        size = max(2 * len(self.live), need, 16)
+        for name, k in (("off", 4), ("h1", 4), ("h2", 2), ("acc", 2), ("upd", 4), ("sids", 6),
+                        ("kh", 4), ("nlen", 2)):
+            old = getattr(self, name)
+            new = array(_CODES[name], bytes(k * size))
+            new[: len(old)] = old
+            setattr(self, name, new)
+        for name, k in (("live", 1), ("bits", _BITS)):
+            old = getattr(self, name)
+            new = bytearray(k * size)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def put(self, it, off, slot=-1, norm=None):
+        """Record the line at `off` as the latest of its id (new slot when `slot` is -1);
+        `norm`: the item's normalised content when the caller has it."""
         if slot < 0:
-            slot = len(self.off)
-            h1, h2 = id_hashes(it["id"])
-            self.off.append(off)
-            self.h1.append(h1)
-            self.h2.append(h2)
-            self.acc.append(0)
-            self.upd.append(0)
-            self.sids.extend(array("H", (NO_SID, NO_SID, NO_SID)))
-            self.live.append(0)
-            self.norm.append(None)
+            slot = self.n
+            self._room(slot + 1)
+            self.h1[slot], self.h2[slot] = id_hashes(it["id"])
+            self.n += 1
         elif self.live[slot]:
             self.active -= 1
         self.off[slot] = off
@@ -80,13 +134,47 @@ class Table:
                 self.max_sid = s
         live = not it["deleted"]
         self.live[slot] = live
-        self.norm[slot] = itm.norm(it["content"]) if live else None
+        at = _BITS * slot
+        self.bits[at : at + _BITS] = bytes(_BITS)
         if live:
+            if norm is None:
+                norm = itm.norm(it["content"]).encode()
+            self.nlen[slot] = len(norm)
+            self.kh[slot] = text.fnv1a32(key_of(norm)) & _H1_MASK
+            pairs(norm, self.bits, at)
             self.active += 1
+        else:
+            self.nlen[slot] = 0
+            self.kh[slot] = 0
         return slot
 
     def active_slots(self):
-        return [i for i in range(len(self.off)) if self.live[i]]
+        return [i for i in range(self.n) if self.live[i]]
+
+    def candidates(self, cnorm, ignore=-1):
+        """Active slots that may duplicate the normalisation `cnorm` (bytes): same key hash,
+        or a length and byte-pair set that allow one to contain the other. A superset of
+        the duplicates, to be checked exactly (see item.key and item.semantic_match)."""
+        c = len(cnorm)
+        kh = text.fnv1a32(key_of(cnorm)) & _H1_MASK
+        mine = pairs(cnorm)
+        out = []
+        for i in range(self.n):
+            if not self.live[i] or i == ignore:
+                continue
+            ln = self.nlen[i]
+            if self.kh[i] == kh or (not ln and not c):
+                out.append(i)
+            elif ln and c and (ln == c or (ln >= _SEMANTIC_MIN and c >= _SEMANTIC_MIN)):
+                at = _BITS * i
+                if (ln >= c and _within(mine, 0, self.bits, at)) or (
+                        ln <= c and _within(self.bits, at, mine, 0)):
+                    out.append(i)
+        return out
+
+    def same_key(self, a, b):
+        """Whether two active slots may have the same dedupe key (to be checked exactly)."""
+        return self.kh[a] == self.kh[b] or (not self.nlen[a] and not self.nlen[b])
 
     def has_sid(self, slot, wanted):
         for k in range(3):
@@ -100,9 +188,13 @@ class Table:
 
     def ranked(self, slots):
         """`slots` best first by access count then recency (ties left for the caller to
-        order by id: see `tied`)."""
+        order by id: see read.rank)."""
         acc, upd = self.acc, self.upd
         return sorted(slots, key=lambda i: (-acc[i], -upd[i]))
 
     def same_rank(self, a, b):
         return self.acc[a] == self.acc[b] and self.upd[a] == self.upd[b]
+
+
+_CODES = {"off": "I", "h1": "I", "h2": "H", "acc": "H", "upd": "I", "sids": "H", "kh": "I",
+          "nlen": "H"}

@@ -182,7 +182,7 @@ async def test_provider_errors_never_fail_the_request():
     def boom():
         raise OSError(5, "flash read error")
 
-    mem.store.labels = boom
+    mem.store.catalog_text = boom
     llm = ScriptedLLM([say("still answering")])
     out = await _agent(mem, llm).run(_req("hi"))
     eq(out, "still answering", "request succeeded")

@@ -1,0 +1,104 @@
+# The long-term store at its documented capacity (128 items with maximum-size content, tags
+# and keywords, 3 labels each: 384 labels), and a run of every store operation against it
+# in a heap of a given free size (tests_host/test_heap32.py, on the 32-bit port).
+# MIT license
+import gc
+import sys
+
+
+def build(root, n=128):
+    """A data root whose store holds `n` full items (closed: derived files written)."""
+    import claw_memory
+
+    t = [1714000000]
+
+    def clock():
+        t[0] += 1
+        return t[0]
+
+    mem = claw_memory.open(root, extract=False, clock=clock)
+    for k in range(n):
+        words = ["w%03d%s" % (k, c * 5) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"]
+        content = ("Fact %03d: " % k + " ".join(words))[:255]
+        tags = ",".join("label%03d%s%s" % (k, c, "x" * 25) for c in "abc")[:95]
+        mem.store.store(content, tags, ",".join(words[:3]))
+    mem.close()
+
+
+def _biggest():
+    # The largest block that can be allocated now (fragmentation shows here).
+    lo, hi = 0, gc.mem_free()
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            b = bytearray(mid)
+            b = None
+            lo = mid
+        except MemoryError:
+            hi = mid - 1
+    return lo
+
+
+def run(root, free_kib):
+    """Import FULL mode, leave `free_kib` KiB free, then run every store operation and the
+    memory tools at capacity; prints one line per step and ALL-OK at the end."""
+    import asyncio
+
+    gc.collect()
+    a0 = gc.mem_alloc()
+    import claw_memory
+    import claw_memory.memory
+    import claw_memory.memory_tools
+    import claw_memory.store
+    from claw_memory.core import Request
+
+    gc.collect()
+    print("imports %d" % (gc.mem_alloc() - a0))
+    ballast = bytearray(gc.mem_free() - free_kib * 1024)  # noqa: F841 -- holds the rest
+    gc.collect()
+    print("free %d biggest %d" % (gc.mem_free(), _biggest()))
+    mem = claw_memory.open(root, extract=False, clock=lambda: 1800000000)
+    tools = {t.name: t for t in mem.tools()}
+    s = mem.store
+    ids = []
+
+    def step(name, fn):
+        gc.collect()
+        before = gc.mem_free()
+        fn()
+        gc.collect()
+        print("%-12s ok  idle %+6d  biggest block %d" % (name, before - gc.mem_free(), _biggest()))
+
+    def store():
+        ids.append(s.store("A brand new fact about sailing boats in the harbour at dawn " * 4,
+                           "sailing,boats,harbour", "sailing")[0]["id"])
+
+    def tool(name, args):
+        ok, out = asyncio.run(tools[name].handler(args, Request("x", "s", "c", "d")))
+        if not ok:
+            raise AssertionError("%s: %s" % (name, out[:200]))
+
+    step("open", s.count)
+    step("labels", lambda: sum(1 for _ in s.labels()))
+    step("provider", lambda: mem.providers()[1].collect(Request("x")))
+    step("recall", lambda: s.recall(["label005axxxxxxxxxxxxxxx"]))
+    step("list", lambda: sum(1 for _ in s.list()))
+    step("store", store)
+    step("update", lambda: ids.append(s.update(ids[-1], content="An updated fact about rowing "
+                                                                "boats on the river " * 4)[0]["id"]))
+    step("forget", lambda: s.forget(ids[-1]))
+    step("compact", s.compact)
+    step("verify", s.verify)
+    step("tool_list", lambda: tool("memory_list", "{}"))
+    step("tool_recall", lambda: tool("memory_recall", '{"summary_labels":["label010bxxxxxxxxxxxxxxx"]}'))
+    step("tool_bad_label", lambda: tool("memory_recall", '{"summary_labels":["no such label"]}'))
+    step("tool_store", lambda: tool("memory_store", '{"content":"User owns a red kayak","tags":"kayak"}'))
+    step("close", mem.close)
+    print("ALL-OK")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "build":
+        build(sys.argv[2])
+    else:
+        run(sys.argv[2], int(sys.argv[3]))
