@@ -549,3 +549,43 @@ def test_a_saved_change_is_not_reported_as_failed():
     _check_consistent(s2)
     ok(b"Third fact about jam" in _read("MEMORY.md"), "MEMORY.md caught up")
     dev.unmount()
+
+
+def _handover(bom=False, extra=False):
+    import espclaw
+
+    dev, s, clock = _fresh()
+    a, _ = s.store("User likes green tea", "drink", "tea")
+    b, _ = s.store("User lives in Porto", "city", "Porto")
+    want = {a["id"]: 0, b["id"]: 0}
+    for rnd in range(3):
+        s.recall([s.get(a["id"])["summary_labels"][0]], limit=1)
+        s.recall([s.get(a["id"])["summary_labels"][0]], limit=1)
+        s.recall([s.get(b["id"])["summary_labels"][0]], limit=1)
+        want[a["id"]] += 2
+        want[b["id"]] += 1
+        if rnd % 2 == 0:
+            s.compact()  # we fold these recalls; ESP-Claw must not fold them again
+        s.close()
+        clock.t += 100
+        espclaw.compact(M, clock.t)  # ESP-Claw boots on the same root and compacts
+        if bom:
+            for name in ("memory_records.jsonl", "memory_index.json"):
+                _write(name, b"\xef\xbb\xbf" + _read(name))
+        if extra:
+            idx = _read("memory_index.json")
+            _write("memory_index.json", idx[:-1] + b',"future_key":{"a":[1,2,{"b":"}"}]},"x":null}')
+        s = Store(M, clock=clock)
+        rep = s.verify()
+        eq((rep["index"], rep["bad_lines"], rep["leftovers"]), ("ok", 0, []), "round %d: verify clean" % rnd)
+        got = {i["id"]: i["access_count"] for i in s.list()}
+        eq(got, want, "round %d: every recall counted once" % rnd)
+    dev.unmount()
+
+
+def test_handover_with_esp_claw_never_counts_a_recall_twice():
+    _handover()
+
+
+def test_handover_with_a_bom_and_extra_keys():
+    _handover(bom=True, extra=True)
