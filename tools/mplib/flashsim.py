@@ -172,6 +172,7 @@ class FlashSim:
         dev.kind = self.kind
         dev.path = self.path
         vfs.mount(dev._fs(), self.path)
+        _LAST[0] = dev
         return dev
 
     def unmount(self):
@@ -199,7 +200,17 @@ def mount(kind="lfs2", path="/flash", blocks=256, block_size=4096, erase_on_writ
         vfs.VfsFat.mkfs(dev)
     vfs.mount(dev._fs(), path)
     dev.reset_stats()
+    _LAST[0] = dev
     return dev
+
+
+_LAST = [None]  # the device mounted last
+
+
+def alive():
+    """False once the device mounted last lost power: a workload must not count a call that
+    returned after the cut as acknowledged (a real board would not have run on)."""
+    return _LAST[0] is None or not _LAST[0].dead
 
 
 def tree(path):
