@@ -12,11 +12,27 @@ import json
 
 from . import certs, transport
 from ._compat import const, dumps, ticks_ms
+from .messages import text_of
 from .text import clean
 from .transport import LLMError, streamed
+from .wire import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text, convert, to_wire
 
 _SNIPPET = const(200)  # characters of a non-JSON error body quoted in a message
-_STATE = "_claw_provider_state"  # ESP-Claw's key for the Responses output kept with a tool call
+
+
+def _wire(messages, backend):
+    # The history in the backend's request shape; streamed elements (the session layer's
+    # history, already in that shape) pass as they are, between the runs of messages.
+    out = []
+    run = []
+    for m in messages:
+        if streamed(m):
+            out += convert(run, backend)
+            run = []
+            out.append(m)
+        else:
+            run.append(m)
+    return out + convert(run, backend)
 
 
 class ToolCall:
@@ -68,45 +84,8 @@ def _tool_defs(tools):
     return out
 
 
-def _args_text(args):
-    if args is None:
-        return "{}"
-    if isinstance(args, str):
-        return args
-    return dumps(args)
-
-
-def _args_obj(args):
-    """Tool arguments as an object; Anthropic rejects any other `input`."""
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return {}
-    return args if isinstance(args, dict) else {}
-
-
-def _text_of(content):
-    """Joined text of a content that is a str, None or a list of blocks/parts."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    if isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
-                parts.append(b["text"])
-    return "".join(parts)
-
-
 def _dict(x):
     return x if isinstance(x, dict) else {}
-
-
-def _result_text(m):
-    c = m.get("content")
-    if c is None:
-        return ""
-    return c if isinstance(c, str) else dumps(c)
 
 
 def _fill_ids(calls, key):
@@ -236,11 +215,7 @@ class OpenAI(_Client):
         super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
 
     def _request(self, system, messages, tools):
-        msgs = [{"role": "system", "content": system}] if system else []
-        for m in messages:
-            msg = m if streamed(m) else _to_openai(m) if isinstance(m, dict) else None
-            if msg:
-                msgs.append(msg)
+        msgs = ([{"role": "system", "content": system}] if system else []) + _wire(messages, OPENAI)
         head = {"model": self.model, "max_tokens": self.max_tokens}
         defs = _tool_defs(tools)
         if defs:
@@ -272,9 +247,17 @@ class OpenAI(_Client):
         _fill_ids(calls, "id")
         for c in calls:
             fn = c["function"]
-            out.append(ToolCall(c["id"], fn["name"], _args_text(fn.get("arguments"))))
+            out.append(ToolCall(c["id"], fn["name"], args_text(fn.get("arguments"))))
         stop = choice.get("finish_reason")
-        return Reply(_text_of(msg.get("content")), out, dumps(msg), stop)
+        text = text_of(msg.get("content"))
+        # The record is the message in request shape (role, content, tool_calls: no
+        # reasoning_content, refusal...), so replay sends it as it is stored; a plain answer
+        # keeps ESP-Claw's key order, which the session layer streams without parsing.
+        if out:
+            raw = dumps(to_wire(msg, OPENAI)[0])
+        else:
+            raw = '{"role":"assistant","content":%s}' % dumps(text)
+        return Reply(text, out, raw, stop)
 
 
 class Anthropic(_Client):
@@ -309,7 +292,7 @@ class Anthropic(_Client):
         headers = {"Content-Type": "application/json", "anthropic-version": self.version}
         if self.api_key:
             headers["x-api-key"] = self.api_key
-        return head, "messages", _to_anthropic(messages), headers
+        return head, "messages", _wire(messages, ANTHROPIC), headers
 
     def _reply(self, obj):
         content = obj.get("content")
@@ -333,7 +316,7 @@ class Anthropic(_Client):
                     raise _Bad("tool_use block %d has no name" % i)
                 uses.append(b)
         _fill_ids(uses, "id")
-        calls = [ToolCall(b["id"], b["name"], _args_text(b.get("input"))) for b in uses]
+        calls = [ToolCall(b["id"], b["name"], args_text(b.get("input"))) for b in uses]
         raw = dumps({"role": "assistant", "content": content})
         return Reply("".join(texts), calls, raw, obj.get("stop_reason"))
 
@@ -375,167 +358,10 @@ class OpenAIResponses(_Client):
                 {"type": "function", "name": n, "description": d, "parameters": s}
                 for n, d, s in defs
             ]
-        return head, "input", _to_responses(messages), self._bearer()
+        return head, "input", _wire(messages, RESPONSES), self._bearer()
 
     def _reply(self, obj):
         return _from_responses(obj)
-
-
-# -- shape conversions ----------------------------------------------------------------------
-# The history may hold messages of any backend: OpenAI chat messages (tool_calls), Anthropic
-# messages (content blocks, tool_use), and the Responses client's records (OpenAI chat shape
-# plus ESP-Claw's `_claw_provider_state` with the raw Responses output). Tool results are
-# always {"role":"tool","tool_call_id":..,"content":..,"is_error":..}.
-
-
-def _calls_of(m):
-    """(id, name, arguments text) of every tool call of an assistant message, any shape."""
-    out = []
-    for c in m.get("tool_calls") or ():
-        if isinstance(c, dict):
-            fn = _dict(c.get("function"))
-            out.append((c.get("id") or "", fn.get("name") or "", _args_text(fn.get("arguments"))))
-    content = m.get("content")
-    if isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "tool_use":
-                out.append((b.get("id") or "", b.get("name") or "", _args_text(b.get("input"))))
-    return out
-
-
-def _tool_text(m):
-    """A tool result's text for APIs without an error flag."""
-    text = _result_text(m)
-    return "Error: " + text if m.get("is_error") else text
-
-
-def _to_openai(m):
-    """A history message as OpenAI wants it: role/content/tool_calls/tool_call_id only (some
-    servers reject extra fields such as reasoning_content)."""
-    role = m.get("role")
-    content = m.get("content")
-    if role == "user":
-        return {"role": "user", "content": content if content is not None else ""}
-    if role == "tool":
-        return {"role": "tool", "tool_call_id": m.get("tool_call_id") or "",
-                "content": _tool_text(m)}
-    if role != "assistant":
-        return None  # no other role survives in the neutral history
-    calls = [
-        {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-        for i, n, a in _calls_of(m)
-    ]
-    text = _text_of(content)
-    out = {"role": "assistant", "content": text if text or not calls else None}
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
-def _blocks(content):
-    if isinstance(content, list):
-        return content
-    if content:
-        return [{"type": "text", "text": content if isinstance(content, str) else dumps(content)}]
-    return []
-
-
-def _to_anthropic(messages):
-    """History -> Anthropic messages: tool results folded into user turns, tool calls of the
-    other shapes turned into blocks, and same-role neighbours merged (the API wants user and
-    assistant to alternate). A streamed element is passed on as is, never merged with its
-    neighbours."""
-    conv = []
-    for m in messages:
-        if not isinstance(m, dict):
-            if streamed(m):
-                conv.append((None, m))
-            continue
-        role = m.get("role")
-        content = m.get("content")
-        if role == "tool":
-            block = {
-                "type": "tool_result",
-                "tool_use_id": m.get("tool_call_id") or "",
-                "content": _result_text(m),
-                "is_error": bool(m.get("is_error")),
-            }
-            conv.append(("user", [block]))
-        elif role == "user":
-            conv.append(("user", content if content is not None else ""))
-        elif role == "assistant":
-            blocks = list(content) if isinstance(content, list) else _blocks(content)
-            for c in m.get("tool_calls") or ():
-                fn = _dict(c.get("function")) if isinstance(c, dict) else None
-                if fn is not None:
-                    blocks.append(
-                        {
-                            "type": "tool_use",
-                            "id": c.get("id") or "",
-                            "name": fn.get("name") or "",
-                            "input": _args_obj(fn.get("arguments")),
-                        }
-                    )
-            if blocks:  # the API rejects an empty assistant turn
-                conv.append(("assistant", blocks))
-    out = []
-    for role, content in conv:
-        if role is None:
-            out.append(content)
-        elif out and isinstance(out[-1], dict) and out[-1]["role"] == role:
-            prev = out[-1]
-            # a new list: never mutate the caller's messages
-            prev["content"] = _blocks(prev["content"]) + _blocks(content)
-        else:
-            out.append({"role": role, "content": content})
-    return out
-
-
-def _responses_output(m):
-    """The raw Responses output items an assistant message keeps, or None."""
-    st = m.get(_STATE)
-    if isinstance(st, dict) and st.get("backend") == "openai_responses":
-        out = st.get("output")
-        if isinstance(out, list):
-            return out
-    return None
-
-
-def _replayable(item):
-    # Without store, a reasoning item can only go back with its encrypted content.
-    return isinstance(item, dict) and (
-        item.get("type") != "reasoning" or bool(item.get("encrypted_content"))
-    )
-
-
-def _to_responses(messages):
-    """History -> Responses `input` items: messages, function_call and function_call_output
-    items; the Responses client's own tool-call records give back their raw output items
-    (as ESP-Claw replays them)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
-            if streamed(m):
-                out.append(m)
-            continue
-        role = m.get("role")
-        if role == "tool":
-            out.append({"type": "function_call_output", "call_id": m.get("tool_call_id") or "",
-                        "output": _tool_text(m)})
-        elif role == "user":
-            c = m.get("content")
-            out.append({"role": "user", "content": c if isinstance(c, str) else _text_of(c)})
-        elif role == "assistant":
-            kept = _responses_output(m)
-            if kept is not None:
-                out += [i for i in kept if _replayable(i)]
-                continue
-            text = _text_of(m.get("content"))
-            if text:
-                out.append({"role": "assistant", "content": text})
-            for i, n, a in _calls_of(m):
-                out.append({"type": "function_call", "call_id": i, "name": n, "arguments": a})
-    return out
 
 
 def _from_responses(obj):
@@ -566,7 +392,7 @@ def _from_responses(obj):
         elif kind == "function_call":
             if not isinstance(item.get("name"), str) or not item["name"]:
                 raise _Bad("function_call %d has no name" % i)
-            item["arguments"] = _args_text(item.get("arguments"))
+            item["arguments"] = args_text(item.get("arguments"))
             calls.append(item)
     _fill_ids(calls, "call_id")
     text = "".join(texts)
@@ -585,7 +411,7 @@ def _from_responses(obj):
              "function": {"name": c.name, "arguments": c.arguments}}
             for c in tcs
         ],
-        _STATE: {"backend": "openai_responses", "output": output},
+        STATE: {"backend": "openai_responses", "output": output},
     }
     return Reply(text, tcs, dumps(raw), stop)
 

@@ -21,6 +21,7 @@ package(
         "skills.py",
         "text.py",
         "tools.py",
+        "wire.py",
         "session/__init__.py",
         "session/compact.py",
         "session/format.py",

@@ -9,7 +9,7 @@ from flashsim import mount
 from mptest import eq, ok, raises
 from streamed_history import LyingHistory, StreamedHistory
 
-from claw_memory import certs, llm, transport
+from claw_memory import certs, llm, transport, wire
 from claw_memory.core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from claw_memory.session import Sessions, classify
 
@@ -195,7 +195,7 @@ def test_responses_records_in_the_session_history():
             eq(s.messages(sid, other), [{"role": "user", "content": "Remember tea"},
                                         {"role": "assistant", "content": "Done."}], other)
         # replayed to the Responses client: the kept output goes back verbatim
-        items = llm._to_responses(mine)
+        items = wire.convert(mine, "openai_responses")
         eq([i.get("type", i.get("role")) for i in items],
            ["user", "reasoning", "message", "function_call", "function_call_output", "assistant"],
            "input items")

@@ -2,7 +2,7 @@
 # protocol of claw_memory.transport.Body (json_length / json_chunks) over a list of message
 # dicts, converted to the backend's wire shape by the client's own conversion functions, and
 # hands the bytes out in small pieces.
-from claw_memory import llm
+from claw_memory import wire
 from claw_memory._compat import dumps
 
 
@@ -13,11 +13,7 @@ class StreamedHistory:
         self.chunks_calls = 0
 
     def wire(self, backend):
-        if backend == "anthropic":
-            return llm._to_anthropic(self.messages)
-        if backend == "openai_responses":
-            return llm._to_responses(self.messages)
-        return [w for w in (llm._to_openai(m) for m in self.messages) if w]
+        return wire.convert(self.messages, backend)
 
     def _text(self, backend):
         return b",".join(dumps(w).encode() for w in self.wire(backend))

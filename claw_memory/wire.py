@@ -1,0 +1,218 @@
+# claw_memory.wire: history messages in each LLM API's request shape, one message at a time.
+# MIT license
+#
+# The history holds messages of any of the three backends: OpenAI chat messages (tool_calls),
+# Anthropic messages (content blocks, tool_use), and the Responses client's records (OpenAI
+# chat shape plus ESP-Claw's `_claw_provider_state` with the raw Responses output). Tool
+# results are always {"role":"tool","tool_call_id":..,"content":..,"is_error":..}. The
+# session layer streams a history through `to_wire` record by record, and the LLM clients
+# convert the rest of a request with the same function, so both give the same JSON.
+# A message becomes zero, one or more wire messages. For Anthropic, the results of one round
+# of tool calls go together in one user message (as the API wants them, right after the
+# tool_use turn); other neighbours of one role are not merged (the API combines consecutive
+# turns of one role itself), so that a history converted record by record and one converted
+# whole give the same messages.
+
+import json
+
+from ._compat import const, dumps
+from .messages import text_of
+
+STATE = const("_claw_provider_state")  # ESP-Claw's key for the Responses output of a tool call
+OPENAI = const("openai")
+ANTHROPIC = const("anthropic")
+RESPONSES = const("openai_responses")
+
+
+def args_text(args):
+    if args is None:
+        return "{}"
+    if isinstance(args, str):
+        return args
+    return dumps(args)
+
+
+def _args_obj(args):
+    """Tool arguments as an object; Anthropic rejects any other `input`."""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return {}
+    return args if isinstance(args, dict) else {}
+
+
+def _dict(x):
+    return x if isinstance(x, dict) else {}
+
+
+def _result_text(m):
+    c = m.get("content")
+    if c is None:
+        return ""
+    return c if isinstance(c, str) else dumps(c)
+
+
+def _tool_text(m):
+    """A tool result's text for APIs without an error flag."""
+    text = _result_text(m)
+    return "Error: " + text if m.get("is_error") else text
+
+
+def calls_of(m):
+    """(id, name, arguments text) of every tool call of an assistant message, any shape."""
+    out = []
+    for c in m.get("tool_calls") or ():
+        if isinstance(c, dict):
+            fn = _dict(c.get("function"))
+            out.append((c.get("id") or "", fn.get("name") or "", args_text(fn.get("arguments"))))
+    content = m.get("content")
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                out.append((b.get("id") or "", b.get("name") or "", args_text(b.get("input"))))
+    return out
+
+
+def _blocks(content):
+    if isinstance(content, list):
+        return content
+    if content:
+        return [{"type": "text", "text": content if isinstance(content, str) else dumps(content)}]
+    return []
+
+
+def _openai(m):
+    # role/content/tool_calls/tool_call_id only: some servers reject extra fields
+    # (reasoning_content, is_error).
+    role = m.get("role")
+    content = m.get("content")
+    if role in ("user", "system"):
+        return [{"role": role, "content": content if content is not None else ""}]
+    if role == "tool":
+        return [{"role": "tool", "tool_call_id": m.get("tool_call_id") or "",
+                 "content": _tool_text(m)}]
+    if role != "assistant":
+        return []
+    calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+             for i, n, a in calls_of(m)]
+    text = text_of(content)
+    out = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        out["tool_calls"] = calls
+    return [out]
+
+
+def _anthropic(m):
+    role = m.get("role")
+    content = m.get("content")
+    if role == "tool":
+        return [{"role": "user", "content": [{
+            "type": "tool_result", "tool_use_id": m.get("tool_call_id") or "",
+            "content": _result_text(m), "is_error": bool(m.get("is_error"))}]}]
+    if role in ("user", "system"):  # no system role in messages: the summary goes as user
+        return [{"role": "user", "content": content if content is not None else ""}]
+    if role != "assistant":
+        return []
+    blocks = list(content) if isinstance(content, list) else _blocks(content)
+    for c in m.get("tool_calls") or ():
+        fn = _dict(c.get("function")) if isinstance(c, dict) else None
+        if fn is not None:
+            blocks.append({"type": "tool_use", "id": c.get("id") or "", "name": fn.get("name") or "",
+                           "input": _args_obj(fn.get("arguments"))})
+    return [{"role": "assistant", "content": blocks}] if blocks else []  # none empty
+
+
+def responses_output(m):
+    """The raw Responses output items an assistant message keeps, or None."""
+    st = m.get(STATE)
+    if isinstance(st, dict) and st.get("backend") == RESPONSES:
+        out = st.get("output")
+        if isinstance(out, list):
+            return out
+    return None
+
+
+def _replayable(item):
+    # Without store, a reasoning item can only go back with its encrypted content.
+    return isinstance(item, dict) and (
+        item.get("type") != "reasoning" or bool(item.get("encrypted_content")))
+
+
+def _responses(m):
+    # Responses `input` items; the Responses client's own tool-call records give back their
+    # raw output items (as ESP-Claw replays them).
+    role = m.get("role")
+    if role == "tool":
+        return [{"type": "function_call_output", "call_id": m.get("tool_call_id") or "",
+                 "output": _tool_text(m)}]
+    if role in ("user", "system"):
+        c = m.get("content")
+        return [{"role": role, "content": c if isinstance(c, str) else text_of(c)}]
+    if role != "assistant":
+        return []
+    kept = responses_output(m)
+    if kept is not None:
+        return [i for i in kept if _replayable(i)]
+    out = []
+    text = text_of(m.get("content"))
+    if text:
+        out.append({"role": "assistant", "content": text})
+    for i, n, a in calls_of(m):
+        out.append({"type": "function_call", "call_id": i, "name": n, "arguments": a})
+    return out
+
+
+def to_wire(m, backend):
+    """A history message (dict) as the wire messages (dicts) of `backend` ("openai",
+    "anthropic" or "openai_responses")."""
+    if not isinstance(m, dict):
+        return []
+    if backend == ANTHROPIC:
+        return _anthropic(m)
+    if backend == RESPONSES:
+        return _responses(m)
+    return _openai(m)
+
+
+def convert(msgs, backend):
+    """History messages as the wire messages of `backend`, tool results of one round
+    together for Anthropic."""
+    out = []
+    for m in msgs:
+        w = to_wire(m, backend)
+        if (backend == ANTHROPIC and w and out and isinstance(m, dict) and m.get("role") == "tool"
+                and out[-1].get("role") == "user" and _all_results(out[-1])):
+            out[-1]["content"] = out[-1]["content"] + w[0]["content"]
+        else:
+            out += w
+    return out
+
+
+def _all_results(w):
+    c = w.get("content")
+    return isinstance(c, list) and c and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
+
+
+def plain(raw):
+    """Whether a record's JSON bytes are exactly {"role":"user"|"assistant","content":"..."}:
+    a message that is already in every API's request shape and goes out as it is stored."""
+    if raw.startswith(b'{"role":"user","content":"'):
+        i = 26
+    elif raw.startswith(b'{"role":"assistant","content":"'):
+        i = 31
+    else:
+        return False
+    n = len(raw)
+    if n < i + 2 or raw[n - 2 : n] != b'"}':
+        return False
+    while True:  # the string's closing quote must be the last but one byte
+        j = raw.find(b'"', i)
+        k = j - 1
+        while raw[k] == 92:  # an odd run of backslashes escapes the quote
+            k -= 1
+        if (j - 1 - k) % 2:
+            i = j + 1
+            continue
+        return j == n - 2
