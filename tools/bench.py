@@ -42,6 +42,7 @@ MPLIB = os.path.join(ROOT, "tools", "mplib")
 MP32_DEFAULT = os.path.join(ROOT, "..", "shared", "tools", "micropython32", "micropython")
 NOT_STORAGE = ("agent", "llm")  # modules outside "storage layers, hooks and tools"
 KIB = 1024
+ESP32_FREE = 145000  # heap free on an ESP32-S3 without PSRAM, about (../shared/DESIGN.md)
 ERASE_MS = 45.0
 PROG_MS_PER_256 = 0.7
 FACTORS = (30, 100)
@@ -783,8 +784,8 @@ def heap_tables(res, out):
         "setting up alone. An ESP32-S3 without PSRAM has about 145 KB free.")
     out("")
     info = heap["info"]
-    out("| operation | heap given | above idle (sampled) | result | smallest heap that works | 64-bit above idle (reference) |")
-    out("|---|---|---|---|---|---|")
+    out("| operation | heap given | above idle (sampled) | result | smallest heap that works | fits ~145 KB free? | 64-bit above idle (reference) |")
+    out("|---|---|---|---|---|---|---|")
     names = [
         ("store_nothing", "nothing (floor for the store rows)"),
         ("store", "store, capacity store"), ("update", "update, capacity store"),
@@ -804,15 +805,19 @@ def heap_tables(res, out):
             continue
         result = "ok" if r["ok"] else (r["error"] or "failed")
         mh = r.get("min_heap", "not searched")
+        fits = "-"
         if mh is None:
             mh = "MemoryError even with a 4 MB heap"
+            fits = "no"
         elif not isinstance(mh, str):
-            mh = "%d KiB (%d KiB free at idle)" % (mh["heap"] // KIB, (mh["heap"] - mh["idle"]) // KIB)
+            need = mh["heap"] - mh["idle"]
+            fits = "yes" if need <= ESP32_FREE else "no (MemoryError)"
+            mh = "%d KiB (%d KiB free at idle)" % (mh["heap"] // KIB, need // KIB)
         b64 = r.get("bits64")
         b64 = "-" if not b64 else "%.1f KiB%s" % (b64["above"] / KIB, "" if b64["ok"] else " (" + str(b64["error"]) + ")")
         above = "-" if key.endswith("nothing") else "%.1f KiB" % (r["above"] / KIB)
-        out("| %s | %s | %s | %s | %s | %s |" % (title, "-" if key.endswith("nothing") else r["heap"], above,
-                                                 "-" if key.endswith("nothing") else result, mh, b64))
+        out("| %s | %s | %s | %s | %s | %s | %s |" % (title, "-" if key.endswith("nothing") else r["heap"], above,
+                                                      "-" if key.endswith("nothing") else result, mh, fits, b64))
     out("")
     ls = heap.get("list_sessions")
     if ls and ls["ok"] and ls.get("min_heap", 0) is None:
