@@ -880,7 +880,9 @@ simulated flash (LittleFS2 with 4096-byte blocks, as on an ESP32's `vfs` partiti
   one FAT-sector write on FAT when clusters are freed; on LittleFS the flush and commit it needs
   are already counted); ESP-IDF's wear-levelling layer under FAT is not modelled (it adds writes
   of its own); its times are MicroPython times (the C code is much faster), so do not compare CPU
-  with it. *Faithful where it hurts*: its compaction buffer of 512 bytes per item (large items are
+  with it. ESP-IDF's FatFs keeps a sector buffer per open file where MicroPython's shares one,
+  so the port issues the `.log` writes and then the `.idx` writes of a batch (interleaved, as the
+  C code issues them, MicroPython's FatFs would write sectors ESP-IDF does not). *Faithful where it hurts*: its compaction buffer of 512 bytes per item (large items are
   cut off), the three compaction checks of an update, the RAM change counter (reset at boot).
 - **ChipClaw-style** (`tools/mplib/peers.py`): the history kept in RAM and the whole session file
   rewritten once per completed turn, as ChipClaw (a MicroPython agent) does. *Heavier than real

@@ -207,6 +207,7 @@ class EspClawSessions:
         _makedirs(self.dir)
         self._pair(log, idx)
         with self.open(log, "ab") as df, self.open(idx, "ab") as xf:
+            ents = []
             for t, mj, tx in records:
                 if not mj:
                     if t not in (_USER, _FINAL):
@@ -216,7 +217,14 @@ class EspClawSessions:
                 line = mj.encode() if isinstance(mj, str) else mj
                 off = df.seek(0, 2)
                 df.write(line + b"\n")
-                xf.write(struct.pack("<IIBB", off, len(line) + 1, t, self.fmt))
+                ents.append(struct.pack("<IIBB", off, len(line) + 1, t, self.fmt))
+            # The C code writes each entry after its record. ESP-IDF's FatFs keeps a sector
+            # buffer per open file; MicroPython's FatFs shares one (FF_FS_TINY), so writes
+            # alternating between two files would each flush a sector here that ESP-IDF
+            # never writes. Issuing each file's writes together reaches the flash as ESP-IDF
+            # does (littlefs has a cache per file: the order changes nothing there).
+            for e in ents:
+                xf.write(e)
         if turn_completed:
             return self._compact_if_needed(log, idx)
         return None
@@ -246,7 +254,7 @@ class EspClawSessions:
             self.blocked_sessions += 1
             return BLOCK_TEXT
         with self.open(log, "r+b") as df, self.open(idx, "r+b") as xf:
-            xf.write(_HEADER)
+            out = bytearray(_HEADER)
             w = 0
             for i in range(n):
                 if not keep[i]:
@@ -260,8 +268,11 @@ class EspClawSessions:
                         raise OSError(22, "record without newline")
                     df.seek(w)
                     df.write(text + b"\n")
-                xf.write(struct.pack("<IIBB", w, ln, t, fmt))
+                out += struct.pack("<IIBB", w, ln, t, fmt)
                 w += ln
+            # The index goes out in one run for the reason given in persist(): on ESP-IDF its
+            # writes collect in the index file's own buffer while the log is rewritten.
+            xf.write(out)
         self.truncate(log, planned)
         self.truncate(idx, 8 + 10 * kept)
         self.compactions += 1
