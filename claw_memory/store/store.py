@@ -61,7 +61,7 @@ class Store(Changes):
         self._due = False  # a compaction failed: retried at the next change
         self._seq = 0
         self._pend = None  # lines of the batch in progress
-        self._epoch = 0  # compactions so far (a list() in progress must not outlive one)
+        self.compactions = 0  # run by this Store (a list() in progress must not outlive one)
 
     def _note(self, msg):
         note(self._log, msg)
@@ -167,9 +167,9 @@ class Store(Changes):
         """Every active item, best first, one at a time (an iterator: at capacity the items
         would not fit in RAM together)."""
         self.open()
-        epoch = self._epoch
+        epoch = self.compactions
         for slot in rank(self.records_path, self._tab, self._tab.active_slots()):
-            if self._epoch != epoch or self._tab is None:
+            if self.compactions != epoch or self._tab is None:
                 raise OSError(11, "the store was compacted during list()")
             it = self._item(slot)
             if it is not None:
@@ -263,7 +263,7 @@ class Store(Changes):
         self._torn = False
         self._fresh = False
         self._due = False
-        self._epoch += 1
+        self.compactions += 1
         self._note("memory compacted: %d items, %d labels, %d bytes" % (tab.active, len(cat), self._size))
 
     def compact(self):

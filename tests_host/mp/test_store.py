@@ -552,7 +552,7 @@ def test_a_saved_change_is_not_reported_as_failed():
 
 
 def _handover(bom=False, extra=False):
-    import espclaw
+    import espclaw_boot as espclaw
 
     dev, s, clock = _fresh()
     a, _ = s.store("User likes green tea", "drink", "tea")

@@ -9,7 +9,8 @@
 #
 # The storage is an io.BytesIO: seek/readinto/write on it do not allocate, so the device keeps
 # working when called from a GC finaliser with the heap locked. Once dead, every call returns
-# -EIO before touching anything.
+# -EIO before touching anything. For heap measurements the storage can instead be a host file
+# (`attach`, `mount(image_file=...)`): the blocks then live outside the MicroPython heap.
 
 import io
 import os
@@ -18,21 +19,31 @@ import vfs
 _EIO = 5
 
 
+_LAST = [None]  # the device mounted last
+
+
 class FlashSim:
-    def __init__(self, blocks=256, block_size=4096, image=None, erase_on_write=True):
+    def __init__(self, blocks=256, block_size=4096, image=None, erase_on_write=True, backing=None):
         self.blocks = blocks
         self.block_size = block_size
         # Simple-interface (FAT) writes: erase + program per block, as esp32.Partition does
         # on raw flash; False models an SD card whose sector writes are one operation.
         self.erase_on_write = erase_on_write
-        if image is None:
-            image = b"\xff" * (blocks * block_size)
-        elif len(image) != blocks * block_size:
-            raise ValueError("image size does not match the geometry")
-        self._io = io.BytesIO(image)
-        # BytesIO shares a bytes initialiser until the first write, which then copies it:
-        # take that copy now, not later inside a call that must not allocate.
-        self._io.write(image[:1])
+        if backing is not None:
+            # An open host file ("r+b") holding the image: seek/readinto/write on a posix
+            # file allocate nothing either.
+            if backing.seek(0, 2) != blocks * block_size:
+                raise ValueError("image file size does not match the geometry")
+            self._io = backing
+        else:
+            if image is None:
+                image = b"\xff" * (blocks * block_size)
+            elif len(image) != blocks * block_size:
+                raise ValueError("image size does not match the geometry")
+            self._io = io.BytesIO(image)
+            # BytesIO shares a bytes initialiser until the first write, which then copies
+            # it: take that copy now, not later inside a call that must not allocate.
+            self._io.write(image[:1])
         self._ffbuf = b"\xff" * block_size
         self.progs = 0
         self.erases = 0
@@ -58,6 +69,17 @@ class FlashSim:
     def reset_stats(self):
         self.progs = self.erases = self.bytes_programmed = self.reads = 0
 
+    def uncounted(self):
+        """A context in which nothing is counted: for work a model does only to reach the
+        state the modelled system would be in (e.g. a truncate MicroPython lacks)."""
+        return _Uncounted(self)
+
+    def charge(self, erases=0, progs=0, nbytes=0):
+        """Count operations a model says happened without doing them."""
+        self.erases += erases
+        self.progs += progs
+        self.bytes_programmed += nbytes
+
     # -- power ----------------------------------------------------------------------------
 
     def cut_power(self, after, torn=False):
@@ -78,7 +100,10 @@ class FlashSim:
 
     def image(self):
         """The bytes that survive a power cut (everything programmed so far)."""
-        return self._io.getvalue()
+        if isinstance(self._io, io.BytesIO):
+            return self._io.getvalue()
+        self._io.seek(0)
+        return self._io.read()
 
     # -- block protocol -------------------------------------------------------------------
 
@@ -180,18 +205,46 @@ class FlashSim:
             vfs.umount(self.path)
         except OSError:
             pass
+        if not isinstance(self._io, io.BytesIO):
+            self._io.close()  # a host image file: everything programmed is in it
 
 
-def mount(kind="lfs2", path="/flash", blocks=256, block_size=4096, erase_on_write=True):
+class _Uncounted:
+    def __init__(self, dev):
+        self.dev = dev
+
+    def __enter__(self):
+        d = self.dev
+        self.saved = (d.progs, d.erases, d.bytes_programmed, d.reads)
+        return d
+
+    def __exit__(self, *exc):
+        d = self.dev
+        d.progs, d.erases, d.bytes_programmed, d.reads = self.saved
+        return False
+
+
+def _erased_file(image_file, blocks, block_size):
+    ff = b"\xff" * block_size
+    with open(image_file, "wb") as f:
+        for _ in range(blocks):
+            f.write(ff)
+    return open(image_file, "r+b")
+
+
+def mount(kind="lfs2", path="/flash", blocks=256, block_size=4096, erase_on_write=True,
+          image_file=None):
     """Format a new simulated flash as `kind` ("lfs2" or "fat"), mount it at `path`, return it.
-    Anything already mounted at `path` is unmounted first."""
+    Anything already mounted at `path` is unmounted first. With `image_file` (a host path) the
+    blocks are kept in that file instead of the heap."""
     if kind not in ("lfs2", "fat"):
         raise ValueError("kind must be 'lfs2' or 'fat'")
     try:
         vfs.umount(path)
     except OSError:
         pass
-    dev = FlashSim(blocks, block_size, erase_on_write=erase_on_write)
+    backing = None if image_file is None else _erased_file(image_file, blocks, block_size)
+    dev = FlashSim(blocks, block_size, erase_on_write=erase_on_write, backing=backing)
     dev.kind = kind
     dev.path = path
     if kind == "lfs2":
@@ -204,13 +257,27 @@ def mount(kind="lfs2", path="/flash", blocks=256, block_size=4096, erase_on_writ
     return dev
 
 
-_LAST = [None]  # the device mounted last
-
-
 def alive():
     """False once the device mounted last lost power: a workload must not count a call that
     returned after the cut as acknowledged (a real board would not have run on)."""
     return _LAST[0] is None or not _LAST[0].dead
+
+
+def attach(image_file, kind="lfs2", path="/flash", block_size=4096, erase_on_write=True):
+    """Mount the filesystem image in the host file `image_file` (written by `mount(...,
+    image_file=...)`) at `path`, counting from zero; the blocks stay in the file."""
+    f = open(image_file, "r+b")
+    blocks = f.seek(0, 2) // block_size
+    try:
+        vfs.umount(path)
+    except OSError:
+        pass
+    dev = FlashSim(blocks, block_size, erase_on_write=erase_on_write, backing=f)
+    dev.kind = kind
+    dev.path = path
+    vfs.mount(dev._fs(), path)
+    _LAST[0] = dev
+    return dev
 
 
 def tree(path):
