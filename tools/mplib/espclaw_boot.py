@@ -3,7 +3,9 @@
 # line by line (the last line per id wins), recall lines replayed from the index's
 # last_compact_digest_size, duplicates merged, capacity 128, labels cut to 8 characters, and
 # the index written in the key order its compaction leaves (the counters after the keyword
-# index). Test support, not the library: it follows the C code, defects included.
+# index). Test support, not the library: it follows the C code, defects included. (espclaw.py
+# is the benchmark's operation-by-operation port; this one writes the exact bytes a boot
+# leaves, a BOM-tolerant reader included, for the hand-over tests.)
 import json
 
 MAX_ACTIVE = 128
