@@ -4,7 +4,9 @@
 # It knows only the contract in core.py (providers, hooks, tools) and an LLM object with
 # `backend` and `async chat(system, messages, tools) -> reply` (reply: .text, .tool_calls
 # [.id .name .arguments], .raw), so it runs with any memory that offers those, and the memory
-# runs without it.
+# runs without it. A history provider may give streamed elements (objects with
+# `json_chunks`, see transport.Body); an LLM that says `streams_history = True` gets them as
+# they are, any other gets their `messages()` dicts.
 
 import json
 
@@ -121,6 +123,8 @@ class Agent:
                     start_msgs += content
                 else:
                     start_sections.append((p.name, content))
+        if not getattr(self.llm, "streams_history", False):
+            start_msgs = _as_dicts(start_msgs)
         # The history already ends with this user message when it was persisted first.
         active = [] if saved and start_msgs else [{"role": "user", "content": request.text}]
         runtime = []
@@ -159,3 +163,13 @@ class Agent:
             tools_note = "Tools called before the failure: " + ", ".join(called) if called else None
             self._persist(request, [(FINAL, None, failure_note(reason, tools_note))], True)
             return "Sorry, I could not finish that: " + reason
+
+
+def _as_dicts(msgs):
+    out = []
+    for m in msgs:
+        if isinstance(m, dict):
+            out.append(m)
+        else:
+            out += m.messages()  # a streamed history element
+    return out

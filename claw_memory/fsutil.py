@@ -151,3 +151,13 @@ def read_bounded(path, limit):
         raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
     with open(path, "rb") as f:
         return f.read(limit)
+
+
+class Nothing:
+    """Stands in a `with` for a file that is not needed (as None)."""
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

@@ -144,6 +144,7 @@ def _check(name, status, text):
 class _Client:
     backend = ""
     path = ""
+    streams_history = True  # the agent hands the history over streamed (transport.Body)
     max_answer = transport.MAX_ANSWER  # bytes of an answer read at most
 
     def __init__(self, base_url, model, api_key, timeout, max_tokens, headers, ca, insecure,

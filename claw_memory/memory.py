@@ -10,7 +10,7 @@ from .chats import Chats
 from .hooks import MemoryHooks
 from .paths import Layout
 from .profile import Profile
-from .session import SIZE_LIMIT, Sessions
+from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
 from .tools import ProfileTools, SessionTool
 
 FULL = "full"
@@ -27,8 +27,8 @@ class Memory:
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
-                 session_limit=SIZE_LIMIT, seed_dir=None, stage_note_wait=20, clock=unix_time,
-                 log=None, create=True):
+                 session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
+                 stage_note_wait=20, clock=unix_time, log=None, create=True):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         self.mode = mode
@@ -39,7 +39,7 @@ class Memory:
             backend = getattr(llm, "backend", None) or "openai"
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
-                                 session_limit, log=log)
+                                 session_limit, history_tokens=history_tokens, log=log)
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:
             self.profile.ensure()

@@ -79,12 +79,15 @@ def long_term_lite(md_path, refresh=None, log=None):
 
 
 def history(sessions, backend, log=None):
-    """`Session History`: the session's messages, collected once per request."""
+    """`Session History`: the session's history within the token budget, collected once per
+    request, as one streamed element (session.stream.History) that the LLM client writes
+    into the request body from flash."""
 
     def collect(request):
         if not request.session_id:
             return None
-        return sessions.messages(request.session_id, backend) or None
+        h = sessions.history(request.session_id, backend)
+        return [h] if len(h) or h.summary is not None else None
 
     return ContextProvider(HISTORY, _guard(HISTORY, collect, log), MESSAGES, REQUEST_START_ONLY)
 

@@ -58,7 +58,13 @@ def _seq_len(b, i, n):
 
 def json_value(raw):
     """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
-    included). MemoryError is not swallowed."""
+    included). A leading UTF-8 BOM is skipped, as cJSON skips it. MemoryError is not
+    swallowed."""
+    if isinstance(raw, str):
+        if raw[:1] == "\ufeff":
+            raw = raw[1:]
+    elif raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
     try:
         return json.loads(raw)
     except MemoryError:

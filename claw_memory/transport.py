@@ -15,6 +15,7 @@
 import asyncio
 
 from ._compat import MICROPYTHON, const, dumps
+from .wire import dump
 
 MAX_ANSWER = const(524288)  # bytes of an answer body read at most
 _PIECE = const(2048)  # small body parts are joined up to this size before a write
@@ -91,9 +92,9 @@ class BodyError(ValueError):
 
 
 class Body:
-    """A JSON object `head` plus an array under `key` whose items are dicts (encoded here)
-    or streamed elements. A streamed element `h` stands for zero or more items already in
-    the backend's wire shape: `h.json_length(backend)` bytes, written by
+    """A JSON object `head` plus an array under `key` whose items are dicts (encoded here by
+    wire.dump) or streamed elements. A streamed element `h` stands for zero or more items
+    already in the backend's wire shape: `h.json_length(backend)` bytes, written by
     `h.json_chunks(backend)` (bytes pieces) as JSON texts separated by commas, without
     brackets; they are written verbatim in place. `length` is the byte count of the whole
     body and `pieces()` yields it; joined, the pieces are exactly the body."""
@@ -119,7 +120,7 @@ class Body:
             else:
                 if not first:
                     run += b","
-                run += dumps(it).encode()
+                run += dump(it).encode()
             first = False
         run += b"]}"
         parts.append(bytes(run))
@@ -137,20 +138,24 @@ class Body:
                 chunks = p[0].json_chunks(self.backend)
                 n = p[1]
             got = 0
-            for c in chunks:
-                got += len(c)
-                if n is not None and got > n:
-                    break
-                if len(buf) + len(c) <= _PIECE:
-                    buf += c
-                    continue
-                if buf:
-                    yield bytes(buf)
-                    buf = bytearray()
-                if len(c) <= _PIECE:
-                    buf += c
-                else:
-                    yield c if isinstance(c, bytes) else bytes(c)
+            try:
+                for c in chunks:
+                    got += len(c)
+                    if n is not None and got > n:
+                        break
+                    if len(buf) + len(c) <= _PIECE:
+                        buf += c
+                        continue
+                    if buf:
+                        yield bytes(buf)
+                        buf = bytearray()
+                    if len(c) <= _PIECE:
+                        buf += c
+                    else:
+                        yield c if isinstance(c, bytes) else bytes(c)
+            finally:
+                if hasattr(chunks, "close"):
+                    chunks.close()  # its files, when the request stops half way
             if n is not None and got != n:
                 self.error = BodyError(
                     "streamed history: json_length(%r) said %d bytes, json_chunks gave %s"
@@ -284,9 +289,13 @@ async def _post_mp(aiohttp, url, headers, body, sock, max_answer):
         "POST", url, headers=headers, ssl=sock, is_handshake=True
     )
     sock.sent = True
-    for piece in body.pieces():
-        writer.write(piece)
-        await writer.drain()
+    pieces = body.pieces()
+    try:
+        for piece in pieces:
+            writer.write(piece)
+            await writer.drain()
+    finally:
+        pieces.close()  # MicroPython closes an abandoned generator (and its files) never
     return await _answer(reader, max_answer)
 
 
@@ -379,8 +388,12 @@ async def _to_eof(reader, max_answer, status):
 
 async def _post_cpython(aiohttp, url, headers, body, tls, max_answer):
     async def stream():
-        for piece in body.pieces():
-            yield piece
+        pieces = body.pieces()
+        try:
+            for piece in pieces:
+                yield piece
+        finally:
+            pieces.close()
 
     kw = {"ssl": tls} if tls is not None else {}
     # no aiohttp timeouts (its defaults: 30 s to connect, 300 s in all): wait_for is the limit

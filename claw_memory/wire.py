@@ -114,6 +114,8 @@ def _anthropic(m):
         return [{"role": "user", "content": content if content is not None else ""}]
     if role != "assistant":
         return []
+    if isinstance(content, str) and content and not m.get("tool_calls"):
+        return [{"role": "assistant", "content": content}]  # the API takes a string as well
     blocks = list(content) if isinstance(content, list) else _blocks(content)
     for c in m.get("tool_calls") or ():
         fn = _dict(c.get("function")) if isinstance(c, dict) else None
@@ -195,24 +197,25 @@ def _all_results(w):
         isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
 
 
-def plain(raw):
-    """Whether a record's JSON bytes are exactly {"role":"user"|"assistant","content":"..."}:
-    a message that is already in every API's request shape and goes out as it is stored."""
-    if raw.startswith(b'{"role":"user","content":"'):
-        i = 26
-    elif raw.startswith(b'{"role":"assistant","content":"'):
-        i = 31
-    else:
-        return False
-    n = len(raw)
-    if n < i + 2 or raw[n - 2 : n] != b'"}':
-        return False
-    while True:  # the string's closing quote must be the last but one byte
-        j = raw.find(b'"', i)
-        k = j - 1
-        while raw[k] == 92:  # an odd run of backslashes escapes the quote
-            k -= 1
-        if (j - 1 - k) % 2:
-            i = j + 1
-            continue
-        return j == n - 2
+_ORDER = ("type", "role", "tool_call_id", "tool_use_id", "call_id", "content", "output", "is_error")
+
+
+def dump(w):
+    """A wire message as compact JSON text, its keys (and those of the blocks in a `content`
+    list) in one fixed order: MicroPython's dicts keep no insertion order, and the session
+    layer streams stored records in exactly this shape, so both give the same bytes."""
+    if not isinstance(w, dict):
+        return dumps(w)
+    parts = []
+    for k in _ORDER:
+        if k in w:
+            v = w[k]
+            if k == "content" and isinstance(v, list):
+                v = "[" + ",".join(dump(b) for b in v) + "]"
+            else:
+                v = dumps(v)
+            parts.append('"%s":%s' % (k, v))
+    for k in w:
+        if k not in _ORDER:
+            parts.append(dumps(k) + ":" + dumps(w[k]))
+    return "{" + ",".join(parts) + "}"

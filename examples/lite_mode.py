@@ -24,8 +24,9 @@ for provider in mem.providers():
     body = provider.collect(request)
     print("== %s ==" % provider.name)
     if isinstance(body, list):
-        for m in body:
-            print("%s: %s" % (m["role"], m["content"]))
+        for part in body:  # the history comes as one element, streamed into the request
+            for m in part.messages() if hasattr(part, "messages") else [part]:
+                print("%s: %s" % (m["role"], m["content"]))
     else:
         print(body or "(nothing)")
 print("== tools ==")

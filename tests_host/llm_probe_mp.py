@@ -4,8 +4,8 @@
 #
 #   micropython llm_probe_mp.py PLAN.json
 #
-# PLAN is {"steps": [step, ...]}; a step is {"do": "chat" | "agent" | "ca_heap" | "client",
-# ...}. One line "PROBE <json result>" per step, then "PROBE-END <json>" with the number of
+# PLAN is {"steps": [step, ...]}; a step is {"do": "chat" | "agent" | "history" | "ca_heap" |
+# "client", ...}. One line "PROBE <json result>" per step, then "PROBE-END <json>" with the number of
 # open file descriptors before the first and after the last step (no gc.collect() in between:
 # a finaliser must not hide a leaked socket) and everything the clients logged.
 import asyncio
@@ -80,6 +80,27 @@ async def do_chat(step):
     return out
 
 
+async def do_history(step):
+    # The Session History element streamed from the files, then the same history as dicts:
+    # the test checks that the server received the same bytes twice.
+    from history_corpus import SID, build
+
+    from claw_memory.session import Sessions
+
+    s = Sessions(step["root"])
+    if not s.stat(SID)["records"]:
+        build(s)
+    c = client(step)
+    h = s.history(SID, c.backend, step.get("tokens"))
+    tail = [{"role": "user", "content": "next"}]
+    try:
+        for msgs in ([h] + tail, h.messages(c.backend) + tail):
+            await c.chat("sys", msgs, None)
+    except Exception as e:  # noqa: BLE001
+        return error(e)
+    return {"ok": True, "first": h.first, "summary": h.summary is not None}
+
+
 async def do_agent(step):
     import claw_memory
     from claw_memory.agent import Agent
@@ -135,7 +156,8 @@ def do_ca_heap(step):
             "c_heap": c_heap}
 
 
-STEPS = {"chat": do_chat, "agent": do_agent, "ca_heap": do_ca_heap, "client": do_client}
+STEPS = {"chat": do_chat, "agent": do_agent, "ca_heap": do_ca_heap, "client": do_client,
+         "history": do_history}
 
 
 async def main(plan):

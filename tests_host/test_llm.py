@@ -490,7 +490,7 @@ def test_openai_history_sent_to_anthropic(srv):
                 },
             ],
         },
-        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+        {"role": "assistant", "content": "Done."},  # a string: the API takes it, and stored plain answers stream as they are
         {"role": "user", "content": "Thanks"},
     ]
 
@@ -895,6 +895,29 @@ def test_streamed_history_is_sent_byte_identical(srv, backend):
         texts.append(srv.last().text)
         assert srv.last().headers["content-length"] == str(len(texts[-1].encode()))
     assert texts[0] == texts[1] == texts[2]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_session_history_streamed_from_flash_is_the_history_parsed(srv, backend, tmp_path):
+    # The Session History element (records copied from the files where they can be) and the
+    # same history as dicts, through CPython's real aiohttp: the server gets the same bytes.
+    from history_corpus import SID, build
+
+    from claw_memory.session import Sessions
+
+    s = Sessions(str(tmp_path / "sessions"))
+    build(s)
+    for tokens in (0, 6144, 60):
+        h = s.history(SID, backend, tokens)
+        texts = []
+        for messages in ([h], h.messages(backend)):
+            srv.reply("ok")
+            chat(client(srv, backend), system="sys", messages=messages + [{"role": "user", "content": "next"}],
+                 tools=TOOLS)
+            texts.append(srv.last().text)
+        assert texts[0] == texts[1], tokens
+        sent = json.loads(texts[0])
+        assert sent["messages" if backend != "openai_responses" else "input"], tokens
 
 
 def test_streamed_history_that_lies_is_a_body_error(srv):

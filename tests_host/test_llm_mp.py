@@ -441,6 +441,24 @@ def test_no_fd_leaked_across_a_mix_of_failures(srv, certs, tmp_path):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_session_history_streamed_from_flash_is_the_history_parsed(srv, tmp_path, backend):
+    # Under MicroPython with micropython-lib's aiohttp: the Session History element (records
+    # copied from the files) and the same history as dicts put the same bytes on the wire.
+    srv.fallback = LLMServer.spec_reply("ok")
+    steps = [{"do": "history", "backend": backend, "root": "sessions", "tokens": t,
+              "kw": {"base_url": url_for(srv, backend), "api_key": "k", "timeout": 5}}
+             for t in (0, 6144, 60)]
+    results, end = probe(tmp_path, steps, heap="8M")
+    assert all(r["ok"] for r in results), results
+    assert [r["summary"] for r in results] == [False, False, True]
+    reqs = srv.requests
+    assert len(reqs) == 6
+    for k in range(0, 6, 2):
+        assert reqs[k].text == reqs[k + 1].text, k
+    assert end["fds_after"] == end["fds_before"], "no file or socket left open"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_reference_agent_end_to_end(srv, tmp_path, backend):
     root = tmp_path / "root"
     srv.reply("", tool_calls=[("memory_store", {"content": "User plays the cello", "tags": "music"})])

@@ -105,7 +105,7 @@ tools = {t.name: t for t in mem.tools(session_command=True)}
 ok, out = asyncio.run(tools["profile_read"].handler('{"name":"user"}', req))
 assert ok and json.loads(out)["name"] == "user"
 assert mem.session_command("uart", "console", "new trip").startswith("Started")
-assert [m["content"] for m in got["Session History"]] == ["hello", "hi"], got
+assert [m["content"] for m in got["Session History"][0].messages()] == ["hello", "hi"], got
 assert got["Long-term Memory"].startswith("# Long-term Memory")
 assert sorted(t for t in tools) == ["profile_read", "profile_update", "session_command"]
 mem.close()

@@ -94,6 +94,21 @@ def entries(f, count, start=0):
             i += 1
 
 
+def entries_back(f, count):
+    """Yield (i, offset, length, type, backend) of entries count-1..0 of an open .idx."""
+    buf = bytearray(ENT * _CHUNK)
+    i = count
+    while i > 0:
+        k = min(_CHUNK, i)
+        i -= k
+        f.seek(HDR + ENT * i)
+        if f.readinto(memoryview(buf)[: k * ENT]) != k * ENT:
+            raise OSError(5, "session index shrank while reading")
+        for j in range(k - 1, -1, -1):
+            off, ln, t, fmt = struct.unpack_from(_FMT, buf, j * ENT)
+            yield i + j, off, ln, t, fmt
+
+
 def entry_at(f, i):
     """(offset, length) of entry i of an open .idx."""
     f.seek(HDR + ENT * i)

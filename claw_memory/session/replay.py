@@ -1,55 +1,17 @@
-# claw_memory.session.replay: a session's records read back: messages for the LLM, pages
-# of visible text for chat UIs, raw records for export.
+# claw_memory.session.replay: a session's records read back: pages of visible text for chat
+# UIs, raw records for export (what a request sends: stream.py).
 # MIT license
 
 from .. import text
 from .._compat import const
 from ..core import FINAL, USER
-from ..messages import classify, degrade, pair_tools, visible_text
+from ..fsutil import Nothing
+from ..messages import classify, visible_text
 from .state import each, pending, read
 
 _PAGE_LIMIT_MAX = const(50)
 _PAGE_RECORD_MAX = const(65536)
 _PAGE_TEXT_MAX = const(32768)
-
-
-def messages(log, st, cur, limit, note):
-    """History as LLM messages for backend format `cur`, in file order: tool-result arrays
-    flattened into tool messages, records of the other backend degraded to text, unpaired
-    tool calls and results left out."""
-    out = []
-    skipped = 0
-
-    def add(obj, kind, fmt):
-        if cur and fmt and cur != fmt:
-            if kind != USER and kind != FINAL:
-                return
-            if kind == FINAL:
-                obj = degrade(obj)
-                if obj is None:
-                    return
-        if isinstance(obj, list):
-            out.extend(m for m in obj if isinstance(m, dict))
-        else:
-            out.append(obj)
-
-    if st.log_size > 0:
-        with open(log, "rb") as lf:
-            for off, ln, kind, fmt in each(log, st):
-                obj = read(lf, off, ln, limit)
-                if obj is None or not classify(obj)[0]:
-                    skipped += 1
-                else:
-                    add(obj, kind, fmt)
-    for kind, fmt, body in pending(log, st, limit):
-        obj = text.json_value(body)
-        if obj is None or not classify(obj)[0]:
-            skipped += 1
-        else:
-            add(obj, kind, fmt)
-    if skipped:
-        note("%s: %d damaged record(s) skipped in replay" % (log, skipped))
-    return pair_tools(out)
 
 
 def check_page(before, limit):
@@ -85,7 +47,7 @@ def page(log, st, before, limit, max_record):
             ordinal += 1
     msgs = []
     used = 0
-    with open(log, "rb") if logged else _Nothing() as lf:
+    with open(log, "rb") if logged else Nothing() as lf:
         for ordinal, kind, off, ln in reversed(picked):
             if off < 0:
                 obj = text.json_value(ln)
@@ -120,12 +82,3 @@ def records(log, st, limit):
     for kind, fmt, body in pending(log, st, limit):
         if classify(text.json_value(body))[0]:
             yield kind, fmt, body
-
-
-class _Nothing:
-    # Stands in for a file that is not needed.
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False

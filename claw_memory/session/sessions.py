@@ -11,13 +11,15 @@ from .._compat import const, ilistdir
 from ..core import SessionBlocked, backend_format, note
 from . import compact as compact_
 from . import format as fmt_
-from . import repair, replay, write
+from . import repair, replay, window, write
 from .compact import BLOCK_TEXT
+from .stream import History
 from .write import flush_index
 
 _CACHE_MAX = const(4)
 
 SIZE_LIMIT = const(153600)
+HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
 
 
 class Sessions:
@@ -30,16 +32,19 @@ class Sessions:
     the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md)."""
 
     def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
-                 size_limit=SIZE_LIMIT, index_every=4, log=None):
+                 size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None):
         if max_message_chars < 1:
             raise ValueError("max_message_chars must be positive")
         if index_every < 1:
             raise ValueError("index_every must be positive")
+        if history_tokens is not None and (not isinstance(history_tokens, int) or history_tokens < 0):
+            raise ValueError("history_tokens must be a non-negative integer or None")
         self.dir = directory
         self.max_message_chars = max_message_chars
         self.max_record_bytes = max_record_bytes
         self.size_limit = size_limit
         self.index_every = index_every
+        self.history_tokens = history_tokens or 0
         self._log = log
         self._cache = {}
         self._order = []
@@ -158,13 +163,26 @@ class Sessions:
 
     # -- reading --------------------------------------------------------------------------
 
-    def messages(self, session_id, backend="openai", file=None):
-        """History as LLM messages, in file order: tool-result arrays flattened into tool
-        messages, records of the other backend degraded to text, unpaired tool calls and
-        results left out. [] when there is none. (`file`: a session by its file name.)"""
+    def history(self, session_id, backend="openai", tokens=None, file=None):
+        """What a request sends of the session's history, as a History: streamed from flash
+        into the request body (transport.Body), or `.messages()` as dicts. The newest records
+        within `tokens` (default `history_tokens`; 0 or None: all of it), starting at a user
+        record, the older ones summarized in one leading system message (ESP-Claw line B)."""
         log = self._target(session_id, file)
         st = self._open(log)
-        return replay.messages(log, st, backend_format(backend), self.max_record_bytes, self._note)
+        snap = window.Snapshot(log, st, self.max_record_bytes)
+        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
+        summary = None
+        if first:
+            summary = window.summary(snap, st, first, backend_format(backend), self.max_record_bytes)
+        return History(snap, first, summary, backend, self.max_record_bytes, self._note)
+
+    def messages(self, session_id, backend="openai", file=None, tokens=None):
+        """The history a request sends (see `history`) as message dicts, in file order:
+        tool-result arrays flattened into tool messages, records of the other backend
+        degraded to text, unpaired tool calls and results left out. [] when there is none.
+        (`file`: a session by its file name; `tokens=0`: the whole history.)"""
+        return self.history(session_id, backend, tokens, file).messages()
 
     def page(self, session_id, before=0, limit=20):
         """A page of visible user/assistant text for chat UIs, newest page by default:

@@ -20,6 +20,7 @@ class State:
         self.lag_turns = 0
         self.pend = 0  # records in the pending file
         self.pend_size = -1  # its size, -1 when there is none
+        self.early = None  # summary lines of the oldest records (window.summary's cache)
 
     def records(self):
         return self.count + len(self.lag) // fmt_.ENT + self.pend

@@ -3,6 +3,7 @@
 
 from claw_memory._compat import dumps
 from claw_memory.llm import LLMError, Reply, ToolCall
+from claw_memory.wire import convert, dump
 
 
 def say(text, backend="openai"):
@@ -32,7 +33,13 @@ def call(name, args=None, call_id=None, backend="openai", text=""):
 class ScriptedLLM:
     """Each chat() takes the next step: a Reply, a str (a final answer), an exception to
     raise, or a function(system, messages, tools) returning one of those. Every call is
-    recorded in `calls` as {"system","messages","tools"}."""
+    recorded in `calls` as {"system","messages","tools"}, the messages as dicts.
+
+    It takes the history streamed, as the real clients do, and checks every streamed element:
+    the bytes it writes must be what its messages() give converted to the backend's wire
+    shape (AssertionError otherwise), so every agent test also checks the streamed body."""
+
+    streams_history = True
 
     def __init__(self, steps=(), backend="openai"):
         self.steps = list(steps)
@@ -43,6 +50,7 @@ class ScriptedLLM:
         self.steps += list(steps)
 
     async def chat(self, system, messages, tools=None):
+        messages = expand(messages, self.backend)
         self.calls.append({"system": system, "messages": list(messages),
                            "tools": [t.name for t in tools or ()]})
         if not self.steps:
@@ -55,3 +63,21 @@ class ScriptedLLM:
         if isinstance(step, str):
             step = say(step, self.backend)
         return step
+
+
+def expand(messages, backend):
+    """Messages with each streamed element replaced by its messages(), after checking that
+    its bytes are those of its messages on `backend`'s wire."""
+    out = []
+    for m in messages:
+        if isinstance(m, dict):
+            out.append(m)
+            continue
+        msgs = m.messages(backend)
+        want = b",".join(dump(w).encode() for w in convert(msgs, backend))
+        got = b"".join(bytes(c) for c in m.json_chunks(backend))
+        if got != want or m.json_length(backend) != len(got):
+            raise AssertionError("streamed history differs from its messages on %s:\n%r\n%r"
+                                 % (backend, got, want))
+        out += msgs
+    return out

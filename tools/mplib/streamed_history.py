@@ -3,7 +3,6 @@
 # dicts, converted to the backend's wire shape by the client's own conversion functions, and
 # hands the bytes out in small pieces.
 from claw_memory import wire
-from claw_memory._compat import dumps
 
 
 class StreamedHistory:
@@ -16,7 +15,7 @@ class StreamedHistory:
         return wire.convert(self.messages, backend)
 
     def _text(self, backend):
-        return b",".join(dumps(w).encode() for w in self.wire(backend))
+        return b",".join(wire.dump(w).encode() for w in self.wire(backend))
 
     def json_length(self, backend):
         return len(self._text(backend))

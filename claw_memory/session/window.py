@@ -1,0 +1,200 @@
+# claw_memory.session.window: which records a request sends under the token budget, and the
+# summary message that stands for the older ones (ESP-Claw's "line B", spec §6.9).
+# MIT license
+#
+# Line B parses the whole history and counts the tokens of every message's text. Here the
+# cost of a record comes from its length in the index (no read), the window never starts
+# inside a tool exchange (it starts at a user record), and the newest turn is sent whole even
+# when it alone is over the budget (line B could send the summary alone).
+
+from .. import text
+from ..fsutil import Nothing
+from .._compat import const, dumps
+from ..core import FINAL, TOOL_RESULTS, USER
+from ..messages import degrade
+from . import format as fmt_
+from .state import read
+
+_OVERHEAD = const(4)  # tokens per message (line B's CLAW_MEMORY_SESSION_WINDOW_MSG_OVERHEAD)
+_LINES = const(20)  # summary lines at most
+_LINE_CHARS = const(64)  # characters of text per summary line
+_WHOLE = const(4096)  # records up to this size are parsed for their summary line
+_PEEK = const(512)  # bytes of a bigger record's text read for its summary line
+SUMMARY_HEAD = "# Early conversation (summarized to fit the context budget)\n"
+
+
+def cost(ln):
+    """Tokens counted for a record of `ln` stored bytes, without reading it: a token per 3
+    bytes, line B's count for CJK text (1 token a character) and above its count for any
+    other text (4 characters a token), JSON keys and tool arguments included."""
+    return _OVERHEAD + (ln + 2) // 3
+
+
+class Snapshot:
+    """A session's records at one moment (the index prefix, the unindexed entries, the
+    pending records): what a request sends stays put while the turn appends to the files."""
+
+    def __init__(self, log, st, limit):
+        self.log = log
+        self.count = st.count
+        self.lag = bytes(st.lag)
+        pend = []
+        if st.pend:
+            recs = fmt_.pending_records(log + fmt_.PEND, limit + 4)[0][: st.pend]
+            # the record's JSON and newline: after the 2-digit prefix
+            pend = [(kind, fmt, off + 2, ln - 2) for kind, fmt, off, ln in recs]
+        self.pend = pend
+        self.logged = self.count + len(self.lag) // fmt_.ENT
+        self.total = self.logged + len(pend)
+
+
+def records(snap, i0, idx):
+    """(i, in pending file, offset, length, type, backend) of records i0.. of a snapshot;
+    `idx` is the open .idx file."""
+    i = i0
+    if i < snap.count:
+        for i, off, ln, kind, fmt in fmt_.entries(idx, snap.count, i0):
+            yield i, False, off, ln, kind, fmt
+        i = snap.count
+    while i < snap.logged:
+        off, ln, kind, fmt = fmt_.unpack(snap.lag, (i - snap.count) * fmt_.ENT)
+        yield i, False, off, ln, kind, fmt
+        i += 1
+    while i < snap.total:
+        kind, fmt, off, ln = snap.pend[i - snap.logged]
+        yield i, True, off, ln, kind, fmt
+        i += 1
+
+
+def _newest_first(snap):
+    """(i, type, length) of every record, newest first."""
+    i = snap.total
+    for kind, fmt, off, ln in reversed(snap.pend):
+        i -= 1
+        yield i, kind, ln
+    lag = snap.lag
+    for j in range(len(lag) - fmt_.ENT, -1, -fmt_.ENT):
+        i -= 1
+        off, ln, kind, fmt = fmt_.unpack(lag, j)
+        yield i, kind, ln
+    if snap.count:
+        with open(snap.log + ".idx", "rb") as f:
+            for i, off, ln, kind, fmt in fmt_.entries_back(f, snap.count):
+                yield i, kind, ln
+
+
+def start(snap, budget):
+    """The first record a request sends: 0 when everything fits `budget` tokens (or the
+    budget is 0: no limit), else the oldest user record from which the rest fits, or the
+    newest user record when not even its turn fits."""
+    if not budget:
+        return 0
+    used = 0
+    first = snap.total  # the oldest record within the budget
+    found = -1
+    over = False
+    it = _newest_first(snap)
+    try:
+        for i, kind, ln in it:
+            if not over:
+                used += cost(ln)
+                if used <= budget:
+                    first = i
+                    if kind == USER:
+                        found = i
+                    continue
+                over = True
+                if found >= 0:
+                    break
+            if kind == USER:  # nothing fits: the newest turn goes whole
+                found = i
+                break
+    finally:
+        it.close()  # its index file
+    if not over:
+        return 0
+    return found if found >= 0 else first
+
+
+def summary(snap, st, first, cur, limit):
+    """The content of the message that stands for records [0, first): the text of the first
+    20 user/assistant messages (64 characters each) and how many records it leaves out, as
+    line B writes it. The lines are cached on the session's State."""
+    cache = st.early
+    if cache is None or cache[0] != cur or cache[1] > first:
+        cache = [cur, 0, []]
+    upto, lines = cache[1], cache[2]
+    if len(lines) < _LINES and upto < first:
+        with open(snap.log + ".idx", "rb") if snap.count > upto else Nothing() as idx, \
+                open(snap.log, "rb") if snap.logged > upto else Nothing() as lf, \
+                open(snap.log + fmt_.PEND, "rb") if snap.pend and first > snap.logged else Nothing() as pf:
+            it = records(snap, upto, idx)
+            try:
+                for i, in_pend, off, ln, kind, fmt in it:
+                    if i >= first or len(lines) >= _LINES:
+                        break
+                    upto = i + 1
+                    ln_ = _line(pf if in_pend else lf, off, ln, kind, fmt, cur, limit)
+                    if ln_ is not None:
+                        lines.append(ln_)
+            finally:
+                it.close()
+        cache[1] = upto
+    if cache[1] <= first:
+        st.early = cache
+    out = list(lines)
+    if first > len(lines):
+        out.append("\u2026 %d earlier / tool messages omitted" % (first - len(lines)))
+    return SUMMARY_HEAD + dumps(out)
+
+
+def _line(f, off, ln, kind, fmt, cur, limit):
+    """`role: text` of one record for the summary, or None (tool results, other backends'
+    tool traffic, damaged records)."""
+    if kind == TOOL_RESULTS:
+        return None
+    mism = cur and fmt and cur != fmt
+    if mism and kind != USER and kind != FINAL:
+        return None
+    if ln <= _WHOLE:
+        obj = read(f, off, ln, limit)
+    else:
+        obj = _head(f, off, ln)
+    if not isinstance(obj, dict):
+        return None
+    if mism and kind == FINAL:
+        obj = degrade(obj)
+        if obj is None:
+            return None
+    role = obj.get("role")
+    if role != "user" and role != "assistant":
+        return None
+    c = obj.get("content")
+    t = None
+    if isinstance(c, str):
+        t = c
+    elif isinstance(c, list):
+        for p in c:
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                t = p["text"]
+                break
+            if isinstance(p, str):
+                t = p
+                break
+    return "%s: %s" % (role, t[:_LINE_CHARS] if t else "[no text]")
+
+
+def _head(f, off, ln):
+    """A big record's role and the start of its text, without reading all of it: a
+    {"role","content"} dict when it begins as a plain message, else None."""
+    f.seek(off)
+    raw = f.read(_PEEK)
+    for role in (b"user", b"assistant"):
+        lead = b'{"role":"%s","content":"' % role
+        if raw.startswith(lead):
+            body = raw[len(lead):]
+            for cut in range(8):  # back off a cut escape or character
+                v = text.json_value(b'"' + body[: len(body) - cut] + b'"')
+                if isinstance(v, str):
+                    return {"role": role.decode(), "content": v}
+    return None

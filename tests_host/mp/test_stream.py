@@ -1,0 +1,184 @@
+# The history a request sends (session.stream, session.window): streamed from flash byte for
+# byte as the history parsed and converted would be, within the token budget (ESP-Claw line
+# B, spec §6.9), never starting inside a tool exchange.
+import json
+import struct
+
+from flashsim import mount
+from history_corpus import SID, build
+from mptest import eq, ok
+from scripted_llm import expand
+
+from claw_memory import fsutil, transport
+from claw_memory.session import Sessions
+from claw_memory.session import window
+from claw_memory.wire import convert, dump
+
+HEAP = "8M"
+D = "/flash/sessions"
+BACKENDS = ("openai", "anthropic", "openai_responses")
+
+
+def _fresh(**kw):
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(D)
+    return dev, Sessions(D, **kw)
+
+
+def _bodies(h, backend):
+    """(streamed body, body of the same history as dicts) as the clients write them."""
+    head = {"model": "m", "max_tokens": 9}
+    a = transport.Body(head, "messages", [{"role": "system", "content": "s"}, h], backend)
+    b = transport.Body(head, "messages", [{"role": "system", "content": "s"}]
+                       + convert(h.messages(backend), backend), backend)
+    da = b"".join(a.pieces())
+    db = b"".join(b.pieces())
+    eq(len(da), a.length, "Content-Length of the streamed body")
+    return da, db
+
+
+def test_streamed_body_is_the_converted_history_byte_for_byte():
+    dev, s = _fresh()
+    build(s)
+    for tokens in (0, 6144, 120, 40, 1):
+        for backend in BACKENDS:
+            h = s.history(SID, backend, tokens)
+            da, db = _bodies(h, backend)
+            eq(da, db, "%s, %d tokens" % (backend, tokens))
+            json.loads(da)  # valid JSON
+            expand([h], backend)  # and again, as the agent tests check it
+    s.close()  # the index written: the same again from the .idx alone
+    s = Sessions(D)
+    for backend in BACKENDS:
+        da, db = _bodies(s.history(SID, backend, 0), backend)
+        eq(da, db, backend + " after close")
+    dev.unmount()
+
+
+def test_what_each_backend_gets():
+    dev, s = _fresh()
+    build(s)
+    msgs = s.messages(SID, "openai", tokens=0)
+    texts = [m.get("content") for m in msgs]
+    ok("Noted: tea." in texts and "caf\u00e9 / written by another JSON writer" in texts, "finals")
+    ids = [m.get("tool_call_id") for m in msgs if m.get("role") == "tool"]
+    eq(ids, ["c1", "c2", "c9"], "paired results; the result for another id and its call left out, "
+       "the Responses turn's tool traffic too (another backend format)")
+    eq(msgs[-1]["tool_call_id"], "c9", "the unfinished turn's records are sent")
+    ok(not any(m.get("tool_call_id") == "tu1" for m in msgs), "Anthropic tool traffic dropped for OpenAI")
+    ok({"role": "assistant", "content": "You like tea."} in msgs, "Anthropic answer degraded to text")
+    an = s.messages(SID, "anthropic", tokens=0)
+    ok(any(m.get("tool_call_id") == "tu1" for m in an), "its own tool traffic kept")
+    ok(not any(m.get("tool_call_id") in ("c1", "c2") for m in an), "OpenAI tool traffic dropped")
+    body = json.loads(_bodies(s.history(SID, "anthropic", 0), "anthropic")[0])
+    roles = [m["role"] for m in body["messages"]]
+    for a, b in zip(roles, roles[1:]):
+        ok(not (a == "assistant" and b == "assistant"), "no two assistant turns in a row")
+    groups = [m for m in body["messages"] if isinstance(m["content"], list)
+              and m["content"] and m["content"][0].get("type") == "tool_result"]
+    ok(all(len(g["content"]) >= 1 for g in groups), "results grouped")
+    dev.unmount()
+
+
+def test_window_as_line_b_without_its_defects():
+    dev, s = _fresh()
+    for n in range(30):
+        s.persist("w", [(1, None, "question %d %s" % (n, "x" * 200))])
+        s.persist("w", [(3, '{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function","function":{"name":"t","arguments":"{}"}}]}' % n, None),
+                        (4, '[{"role":"tool","tool_call_id":"c%d","content":"%s","is_error":false}]' % (n, "r" * 300), None)])
+        s.persist("w", [(2, None, "answer %d" % n)], turn_completed=True)
+    whole = s.messages("w", tokens=0)
+    eq(whole[0]["role"], "user", "no budget: everything, no summary")
+    eq(len(whole), 120, "all of it")
+    eq(s.messages("w", tokens=10 ** 6), whole, "fits: unchanged, as line B returns it")
+    for budget in (6144, 2000, 700, 300):
+        msgs = s.messages("w", tokens=budget)
+        head = msgs[0]
+        eq(head["role"], "system", "a summary first (%d)" % budget)
+        ok(head["content"].startswith(window.SUMMARY_HEAD), "line B's heading")
+        lines = json.loads(head["content"][len(window.SUMMARY_HEAD):])
+        kept = msgs[1:]
+        eq(kept[0]["role"], "user", "the window starts at a user message (%d)" % budget)
+        first = int(kept[0]["content"].split()[1])
+        ok(len(lines) <= 21, "at most 20 lines and the note")
+        eq(lines[0], "user: question 0 " + "x" * 53, "oldest first, 64 characters")
+        eq(lines[1], "assistant: [no text]", "a tool call has no text")
+        eq(lines[2], "assistant: answer 0", "answers")
+        if first * 4 > 30:
+            eq(lines[-1], "\u2026 %d earlier / tool messages omitted" % (first * 4 - 20),
+               "the rest counted (%d)" % budget)
+        cost = sum(window.cost(len(json.dumps(m, separators=(",", ":"))) + 1) for m in kept)
+        ok(cost <= budget + 4 * len(kept), "within the budget (%d: %d)" % (budget, cost))
+        for i, m in enumerate(kept):
+            if m["role"] == "tool":
+                ok(kept[i - 1].get("tool_calls") or kept[i - 1]["role"] == "tool", "every result after its call")
+    one = s.messages("w", tokens=1)
+    eq([m["role"] for m in one], ["system", "user", "assistant", "tool", "assistant"],
+       "over the budget: the newest turn still goes whole")
+    dev.unmount()
+
+
+def test_window_costs_come_from_the_index():
+    dev, s = _fresh()
+    for n in range(40):
+        s.persist("c", [(1, None, "q%d %s" % (n, "y" * 100))])
+        s.persist("c", [(2, None, "a%d" % n)], turn_completed=True)
+    s.close()
+    s = Sessions(D)
+    h = s.history("c", tokens=500)
+    log = s.path("c")
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(log, "wb") as f:  # the record bytes are not read to choose the window
+        f.write(b"#" * len(data))
+    snap = window.Snapshot(log, s._open(log), 65536)
+    eq(window.start(snap, 500), h.first, "same window from the index alone")
+    dev.unmount()
+
+
+def test_a_log_starting_with_a_bom():
+    dev, s = _fresh()
+    s.persist("b", [(1, None, "first")])
+    s.persist("b", [(2, None, "second")], turn_completed=True)
+    s.close()
+    log = Sessions(D).path("b")
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(log, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + data)
+    with open(log + ".idx", "rb") as f:
+        idx = bytearray(f.read())
+    for k in range(8, len(idx), 10):  # ESP-Claw's index of such a file: entry 0 covers the BOM
+        off, ln, t, fmt = struct.unpack("<IIBB", idx[k:k + 10])
+        idx[k:k + 10] = struct.pack("<IIBB", 0, ln + 3, t, fmt) if off == 0 else \
+            struct.pack("<IIBB", off + 3, ln, t, fmt)
+    with open(log + ".idx", "wb") as f:
+        f.write(idx)
+    s = Sessions(D)
+    eq([m["content"] for m in s.messages("b")], ["first", "second"], "the first record is read")
+    for backend in BACKENDS:
+        da, db = _bodies(s.history("b", backend), backend)
+        eq(da, db, backend)
+        ok(b"\xef\xbb\xbf" not in da, "the BOM is not sent")
+    dev.unmount()
+
+
+def test_records_that_are_not_what_dumps_writes_are_parsed():
+    dev, s = _fresh()
+    for raw in ('{"role":"user","content":"a\\/b"}', '{"role":"user","content":"\\u00e9"}',
+                '{"role":"user","content":"tab\\u0009"}', '{"role":"user","content":"bs\\b"}',
+                '{"role":"user", "content":"spaced"}', '{"role":"user","content":"x","role":"user"}'):
+        s.persist("p", [(1, raw, None)])
+    s.persist("p", [(2, None, "ok")], turn_completed=True)
+    for backend in BACKENDS:
+        h = s.history("p", backend)
+        da, db = _bodies(h, backend)
+        eq(da, db, backend)
+        eq(h._plan[2][:6], b"\x00\x00\x00\x00\x01\x00", "parsed, but for the spaced one")
+    dev.unmount()
+
+
+def test_messages_for_another_backend_and_dump_order():
+    eq(dump({"content": "c", "role": "user"}), '{"role":"user","content":"c"}', "role first")
+    eq(dump({"is_error": True, "content": "x", "tool_use_id": "i", "type": "tool_result"}),
+       '{"type":"tool_result","tool_use_id":"i","content":"x","is_error":true}', "blocks too")
