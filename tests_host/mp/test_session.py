@@ -379,28 +379,69 @@ def test_page_reader():
     dev.unmount()
 
 
+def _small_turn(s, sid, n, result=600):
+    s.persist(sid, [(1, None, "question %d" % n)])
+    call = '{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function","function":{"name":"t","arguments":"{}"}}]}' % n
+    res = '[{"role":"tool","tool_call_id":"c%d","content":"%s","is_error":false}]' % (n, "r" * result)
+    s.persist(sid, [(3, call, None), (4, res, None)])
+    return s.persist(sid, [(2, None, "answer %d" % n)], turn_completed=True)
+
+
 def test_compaction_keeps_dialogue_and_last_tool_turn():
+    # Big tool results, short dialogue: ESP-Claw's rule alone brings it under the target.
+    dev, s = _fresh(size_limit=20000)
+    sid = "c"
+    for n in range(24):
+        _small_turn(s, sid, n)
+    log = s.path(sid)
+    ok(fsutil.size(log) <= 20000 // 4, "compacted well under the limit")
+    msgs = s.messages(sid, tokens=0)
+    users = [m["content"].split()[1] for m in msgs if m["role"] == "user"]
+    eq(users, [str(n) for n in range(24)], "every user record kept")
+    finals = [m for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")]
+    eq(len(finals), 24, "every final answer kept")
+    tools = [m["tool_call_id"] for m in msgs if m["role"] == "tool"]
+    ok(tools[-1] == "c23", "last tool turn kept")
+    ok("c0" not in tools, "old tool records dropped")
+    dev.unmount()
+
+
+def test_compaction_drops_the_oldest_turns_to_leave_room():
+    # Long dialogue: the oldest whole turns go, until 20 more turns like these fit.
     dev, s = _fresh(size_limit=6000)
     sid = "c"
-    for n in range(8):
-        _turn(s, sid, n, pad=300)
+    compactions = []
+    for n in range(40):
+        before = s.stat(sid)["bytes"]
+        _turn(s, sid, n, pad=150)
+        if s.stat(sid)["bytes"] < before:
+            compactions.append(n)
+    ok(len(compactions) >= 2, "it compacted: %r" % compactions)
+    gaps = [b - a for a, b in zip(compactions, compactions[1:])]
+    ok(min(gaps) >= 4, "not again a few turns later: %r" % compactions)
+    msgs = s.messages(sid, tokens=0)
+    users = [int(m["content"].split()[1]) for m in msgs if m["role"] == "user"]
+    eq(users, list(range(users[0], 40)), "whole oldest turns dropped, the rest in order")
+    ok(users[0] > 0, "some dropped")
+    finals = [m["content"] for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")]
+    eq(finals, ["answer %d" % n for n in users], "each kept turn whole")
+    _esp_validate(s.path(sid))
+    dev.unmount()
+
+
+def test_compaction_keeps_unfinished_turns():
+    dev, s = _fresh(size_limit=20000)
+    sid = "c"
+    for n in range(24):
+        _small_turn(s, sid, n)
     log = s.path(sid)
-    ok(fsutil.size(log) <= 6000, "compacted under the limit")
-    msgs = s.messages(sid)
-    users = [m["content"].split()[1] for m in msgs if m["role"] == "user"]
-    eq(users, [str(n) for n in range(8)], "every user record kept")
-    finals = [m for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")]
-    eq(len(finals), 8, "every final answer kept")
-    tools = [m["tool_call_id"] for m in msgs if m["role"] == "tool"]
-    ok(tools[-1] == "c7", "last tool turn kept")
-    ok("c0" not in tools, "old tool records dropped")
     _esp_validate(log)
     ok(not any(n.endswith(".tmp") or n.endswith(".commit") for n in os.listdir(D)), "no leftovers")
     # An unfinished turn (pending) is untouched by a compaction.
     s.persist(sid, [(1, None, "unfinished")])
     s.persist(sid, [(3, '{"role":"assistant","tool_calls":[{"id":"u1","type":"function","function":{"name":"t","arguments":"{}"}}]}', None),
                     (4, '[{"role":"tool","tool_call_id":"u1","content":"' + "p" * 3000 + '"}]', None)])
-    s2 = Sessions(D, size_limit=6000)
+    s2 = Sessions(D, size_limit=20000)
     s2.compact(sid)
     msgs = s2.messages(sid)
     eq(msgs[-1]["tool_call_id"], "u1", "unfinished turn's tool records kept")
@@ -418,20 +459,18 @@ def test_compaction_keeps_dialogue_and_last_tool_turn():
         data += js + b"\n"
     _write(log, data)
     _write(log + ".idx", idx)
-    s3 = Sessions(D, size_limit=6000)
+    s3 = Sessions(D, size_limit=20000)
     s3.compact(sid)
     eq(s3.messages(sid)[-1]["tool_call_id"], "e1", "unfinished logged turn kept whole")
     dev.unmount()
 
 
-def test_blocking_when_dialogue_alone_is_too_big():
+def test_blocking_when_the_newest_turn_alone_is_too_big():
     dev, s = _fresh(size_limit=3000)
     sid = "blk"
-    warn = None
-    for n in range(10):
-        warn = _turn(s, sid, n, pad=400)
-        if warn:
-            break
+    for n in range(3):
+        eq(_turn(s, sid, n, pad=300), None, "older turns can be dropped: no block")
+    warn = _turn(s, sid, 3, pad=1600)
     eq(warn, BLOCK_TEXT, "warning returned by the persist that blocked")
     ok("  " not in BLOCK_TEXT and BLOCK_TEXT.endswith("limited storage space."), "whole, no stray spaces")
     ok(s.blocked(sid), "blocked flag")

@@ -122,10 +122,14 @@ class Ours:
         return self.store_.recall(labels)
 
     def list(self):
+        """Every item, one at a time, as memory_list takes them; returns how many."""
         n = 0
-        for _ in self.store_.list():  # items one at a time
+        for _ in self.store_.list():
             n += 1
         return n
+
+    def ids(self):
+        return [it["id"] for it in self.store_.list()]
 
     def labels(self):
         return [e["label"] for e in self.store_.labels()]
@@ -530,7 +534,7 @@ def _pick_target(s, originals, used):
 
 def _active_ids(s):
     if isinstance(s, Ours):
-        return [it["id"] for it in s.list()]
+        return s.ids()
     if isinstance(s, espclaw.EspClawStore):
         return s.ids()
     return [it["id"] for it in s.list()]
@@ -578,7 +582,7 @@ def case_prepare(a):
         s.warm()
         labs = s.labels()
         # What the heap cases operate on, found here so that they need not list the store.
-        info = {"labels": len(labs), "label": labs[len(labs) // 2], "target": s.list()[0]["id"]}
+        info = {"labels": len(labs), "label": labs[len(labs) // 2], "target": s.ids()[0]}
         s.close()
     elif kind == "history":
         s = Ours("/flash", session_limit=1 << 30)
