@@ -5,8 +5,6 @@
 # id `chat:<channel>:<chat_id>:<alias>`. The map of a chat lives in
 # `sessions/chat_map/chat_<safe>_<fnv1a32>.json` as ESP-Claw writes it, replaced atomically.
 
-import json
-
 from . import fsutil, text
 from ._compat import const, dumps, exc_text
 from .core import note
@@ -20,6 +18,7 @@ _SAFE_CUT = const(24)
 _SAFE_MAX = const(39)
 _ALIAS_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SPACE = const(" \t\n\r\x0c\x0b")
+_DELETING = const(".deleting")  # beside a chat map: the alias being deleted
 
 USAGE = (
     "Usage:\n"
@@ -108,12 +107,13 @@ class Chats:
         the first, and an unreadable one starts again from default_01."""
         p = self._path(key)
         fsutil.recover([p], valid=lambda t: True)
+        self._finish_delete(key)
         if fsutil.size(p) < 0:
             return None
         obj = None
         try:
-            obj = json.loads(fsutil.read_bounded(p, _MAP_MAX))
-        except Exception:  # noqa: BLE001 -- damaged: repaired below
+            obj = text.json_value(fsutil.read_bounded(p, _MAP_MAX))  # a BOM read as cJSON does
+        except ValueError:  # over the size bound: damaged, repaired below
             pass
         aliases = []
         current = None
@@ -231,6 +231,32 @@ class Chats:
             return 'Cannot delete the current session "%s". Switch to another session first.' % alias
         if self.sessions is None:
             return "Session command failed: session history deletion is unavailable."
-        self.sessions.delete(key + ":" + alias)
-        self._write(key, state[0], [a for a in state[1] if a != alias])
+        # All or nothing across a power cut: the journal names the alias first; from then on
+        # the deletion is finished (history and map entry) by whoever reads the map next.
+        journal = self._path(key) + _DELETING
+        fsutil.write_file(journal, alias.encode())
+        self._finish_delete(key)
         return "Deleted session: %s" % alias
+
+    def _finish_delete(self, key):
+        journal = self._path(key) + _DELETING
+        if fsutil.size(journal) < 0:
+            return
+        with open(journal, "rb") as f:
+            alias = f.read(_ALIAS_MAX + 1)
+        try:
+            alias = alias.decode()
+        except UnicodeError:
+            alias = ""
+        if valid_alias(alias) and self.sessions is not None:  # else cut while written: not begun
+            self.sessions.delete(key + ":" + alias)
+            p = self._path(key)
+            try:
+                obj = text.json_value(fsutil.read_bounded(p, _MAP_MAX))
+            except ValueError:  # over the bound: state() resets it
+                obj = None
+            if isinstance(obj, dict) and isinstance(obj.get("sessions"), list) and alias in obj["sessions"]:
+                aliases = [a for a in obj["sessions"] if a != alias and valid_alias(a)] or ["default_01"]
+                current = obj.get("current_alias")
+                self._write(key, current if current in aliases else aliases[0], aliases)
+        fsutil.remove(journal)

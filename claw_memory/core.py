@@ -35,6 +35,10 @@ class SessionBlocked(OSError):
     """The session's history is over the size limit even after compaction."""
 
 
+class SessionDeleted(OSError):
+    """The session was deleted while the request ran: its records are not kept."""
+
+
 class NotFound(ValueError):
     """No active memory item has that id."""
 

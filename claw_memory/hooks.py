@@ -3,7 +3,7 @@
 
 from . import text
 from ._compat import const, exc_text
-from .core import Hooks, note
+from .core import Hooks, SessionDeleted, note
 from .session import BLOCK_TEXT
 
 _PENDING_MAX = const(16)  # sessions with labels waiting for their stage note
@@ -28,9 +28,18 @@ class MemoryHooks:
 
     def request_gate(self, request):
         """The block text for a blocked session, else None (go ahead)."""
-        if request.session_id and self.sessions.blocked(request.session_id):
-            return BLOCK_TEXT
+        if request.session_id:
+            self._mark(request)
+            if self.sessions.blocked(request.session_id):
+                return BLOCK_TEXT
         return None
+
+    def _mark(self, request):
+        # Which deletion of its session the request started after (see persist).
+        try:
+            request.claw_deleted = self.sessions.deleted(request.session_id)
+        except AttributeError:  # a request object that takes no attributes: no check
+            pass
 
     def on_request_start(self, request):
         if self.extraction is None:
@@ -41,10 +50,19 @@ class MemoryHooks:
             self._note("extraction not started: %s" % exc_text(e))
 
     def persist(self, request, records, turn_completed=False):
-        """Persist records of the request's session (no session id: nothing is kept)."""
-        if not request.session_id:
+        """Persist records of the request's session (no session id: nothing is kept).
+        SessionDeleted when the session was deleted after the request started (its answer
+        would otherwise recreate a session no list shows)."""
+        sid = request.session_id
+        if not sid:
             return None
-        return self.sessions.persist(request.session_id, records, turn_completed, self.backend)
+        mark = getattr(request, "claw_deleted", None)
+        if mark is None:
+            self._mark(request)  # no gate ran: from the request's first persist on
+        elif mark != self.sessions.deleted(sid):
+            raise SessionDeleted(2, "session %s was deleted while the request ran; its records "
+                                    "are not kept" % sid)
+        return self.sessions.persist(sid, records, turn_completed, self.backend)
 
     def mark_manual(self, request_id):
         if request_id and request_id not in self._manual:

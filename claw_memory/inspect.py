@@ -13,7 +13,6 @@
 # creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root
 # without a long-term store (LITE) is opened in LITE mode, so nothing of the store is created.
 
-import json
 import os
 
 from . import fsutil, messages, text
@@ -72,7 +71,7 @@ def _chat_ids(mem):
         if is_dir or not name.endswith(".json"):
             continue
         try:
-            key = json.loads(fsutil.read_bounded(d + "/" + name, 4096))["chat_key"]
+            key = text.json_value(fsutil.read_bounded(d + "/" + name, 4096))["chat_key"]
             state = mem.chats.state(key) if isinstance(key, str) else None
         except Exception:  # noqa: BLE001 -- a damaged map names no session
             continue
@@ -86,29 +85,45 @@ def _chat_ids(mem):
 
 
 def _sessions(mem):
+    """One row per session, in the directory's order (thousands do not fit in RAM as a
+    list): the files first, then the sessions a chat map names that have no turn yet."""
     ids = _chat_ids(mem)
-    out = list(mem.sessions.list())
-    files = set()
-    for r in out:
+    for r in mem.sessions.list():
         r["id"] = ids.get(r["file"])
-        files.add(r["file"])
+        yield r
+    d = mem.sessions.dir + "/"
     for f, sid in ids.items():
-        if f not in files:
-            out.append({"id": sid, "file": f, "bytes": 0, "records": 0, "pending": 0, "blocked": False})
-    out.sort(key=lambda r: (r["id"] is None, r["id"] or "", r["file"]))
-    return out
+        if not fsutil.exists(d + f) and not fsutil.exists(d + f + ".pending"):
+            yield {"id": sid, "file": f, "bytes": 0, "records": 0, "pending": 0, "blocked": False}
 
 
-def _shown(rows):
-    return [dict(r, id=r["id"] or "?") for r in rows]
+def _stream(rows, cols, widths, title=None):
+    """Print rows (dicts) as they come, in columns of fixed widths (a longer value widens
+    its own line only)."""
+    if title:
+        print("\n== %s ==" % title)
+    print("  ".join(c + " " * (w - len(c)) for c, w in zip(cols, widths)).rstrip())
+    n = 0
+    for r in rows:
+        print("  ".join(str(r.get(c, "")) + " " * (w - len(str(r.get(c, ""))))
+                        for c, w in zip(cols, widths)).rstrip())
+        n += 1
+    if not n:
+        print("(none)")
+
+
+_WIDTHS = (36, 44, 7, 7, 7, 7)
 
 
 def sessions(root=None, rows=False, mem=None):
     """Every session: id (from the chat maps; None when no map names it), file, bytes,
-    records (pending included), pending, blocked. Sessions a chat map names that have no
-    turn yet have 0 records."""
-    out = _sessions(_mem(root, mem))
-    return _out(out, _shown(out), _COLS, rows)
+    records (pending included), pending, blocked, in the directory's order, printed as they
+    are read. Sessions a chat map names that have no turn yet have 0 records."""
+    it = _sessions(_mem(root, mem))
+    if rows:
+        return list(it)
+    _stream((dict(r, id=r["id"] or "?") for r in it), _COLS, _WIDTHS)
+    return None
 
 
 def _mtime(path):
@@ -162,7 +177,7 @@ def history(session=None, n=10, root=None, rows=False, mem=None):
             raise ValueError(why)
         print(why)
         return None
-    msgs = m.sessions.messages(None, backend="", file=f)
+    msgs = m.sessions.messages(None, backend="", file=f, tokens=0)
     if n:
         msgs = msgs[-n:]
     out = [messages.display(x) for x in msgs]
@@ -202,35 +217,47 @@ def profile(root=None, rows=False, mem=None):
 
 
 def stats(root=None, rows=False, mem=None):
-    """Bytes per layer, records, and the tokens each layer adds to a request (estimate; for
-    sessions, the largest session's whole history), then every session with its bytes,
-    records and the tokens of its whole history. `rows=True`: {"layers": [..], "sessions": [..]}."""
+    """Every session with its bytes, records and the tokens of its whole history (printed
+    as read), then bytes per layer, records, and the tokens each layer adds to a request
+    (estimates; for sessions, the largest session's history within the token budget).
+    `rows=True`: {"layers": [..], "sessions": [..]}."""
     from .core import Request
 
     mem = _mem(root, mem)
+    tot = [0, 0]  # records, most tokens
 
     def size(path):
         if not fsutil.is_dir(path):
             return max(fsutil.size(path), 0)
         return sum(size(path + "/" + name) for name, is_dir in ilistdir(path))
 
-    sess = _sessions(mem)
-    for r in sess:
-        n = 0
-        if r["bytes"] or r["pending"]:
-            for kind, fmt, raw in mem.sessions.records(file=r["file"]):
-                n += text.estimate_tokens(raw.decode()) + 4
-        r["tokens"] = n
+    def each():
+        for r in _sessions(mem):
+            n = 0
+            if r["bytes"] or r["pending"]:
+                for kind, fmt, raw in mem.sessions.records(file=r["file"]):
+                    n += text.estimate_tokens(raw.decode()) + 4
+            tot[0] += r["records"]
+            tot[1] = max(tot[1], n)
+            yield {"id": r["id"] or ("?" if not rows else None), "file": r["file"],
+                   "bytes": r["bytes"], "records": r["records"], "tokens": n}
+
+    cols = ("id", "file", "bytes", "records", "tokens")
+    if rows:
+        sess = list(each())
+    else:
+        _stream(each(), cols, (36, 44, 7, 7, 7), "sessions (tokens: whole history)")
     provs = {p.name: p for p in mem.providers()}
     req = Request("")
 
     def tokens(name):
         return text.estimate_tokens(provs[name].collect(req) or "")
 
+    budget = mem.sessions.history_tokens
     profile_bytes = sum(size(mem.profile.path(n)) for n in ("user", "soul", "identity"))
     layers = [
         {"layer": "sessions", "bytes": size(mem.layout.sessions),
-         "records": sum(r["records"] for r in sess), "tokens": max([r["tokens"] for r in sess] + [0])},
+         "records": tot[0], "tokens": min(tot[1], budget) if budget else tot[1]},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
          "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
@@ -239,5 +266,4 @@ def stats(root=None, rows=False, mem=None):
     if rows:
         return {"layers": layers, "sessions": sess}
     table(layers, ("layer", "bytes", "records", "tokens"), "per layer (tokens per request)")
-    table(_shown(sess), ("id", "file", "bytes", "records", "tokens"), "sessions (tokens: whole history)")
     return None

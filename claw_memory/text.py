@@ -58,13 +58,21 @@ def _seq_len(b, i, n):
 
 def json_value(raw):
     """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
-    included). A leading UTF-8 BOM is skipped, as cJSON skips it. MemoryError is not
+    included). A leading UTF-8 BOM is skipped, as cJSON skips it. A NUL byte makes it no
+    JSON (MicroPython's parser stops there and takes what came before). MemoryError is not
     swallowed."""
     if isinstance(raw, str):
         if raw[:1] == "\ufeff":
             raw = raw[1:]
-    elif raw[:3] == b"\xef\xbb\xbf":
-        raw = raw[3:]
+        if raw.find("\x00") >= 0:
+            return None
+    else:
+        if isinstance(raw, memoryview):
+            raw = bytes(raw)  # a line of a chunk; memoryview has no find()
+        if raw[:3] == b"\xef\xbb\xbf":
+            raw = raw[3:]
+        if raw.find(b"\x00") >= 0:
+            return None
     try:
         return json.loads(raw)
     except MemoryError:

@@ -52,84 +52,95 @@ def readonly_copy(root):
 
 
 def export(root, out_path, progress=True):
-    """Write the bundle of `root` to `out_path`; returns counts."""
+    """Write the bundle of `root` to `out_path` ("-": stdout), line by line as it is read
+    (a root with thousands of sessions is never held whole); returns counts."""
     if not os.path.isdir(root):
         raise CliError("no data root at %s" % root)
     copy = readonly_copy(root)
     try:
-        # LITE when the root has no store: a FULL open would render MEMORY.md from an empty
-        # store over the user's own document.
-        lite = not os.path.exists(os.path.join(copy, "memory", "memory_records.jsonl"))
-        mem = claw_memory.open(copy, "lite" if lite else "full", extract=False, create=False)
-        if not lite:
-            mem.store.compact()  # fold pending recall counts into the items
-        lines = []
-        for name in NAMES:
-            lines.append({"type": "profile", "name": name, "content": mem.profile.read(name)})
-        md = os.path.join(copy, "memory", "MEMORY.md")
-        if os.path.exists(md):
-            with open(md, encoding="utf-8", errors="replace") as f:
-                lines.append({"type": "memory_md", "content": f.read()})
         counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
-        for it in mem.store.list() if not lite else ():
-            row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
-                                      "updated_at", "access_count", "deleted", "summary_ids")}
-            row["type"] = "item"
-            lines.append(row)
-            counts["items"] += 1
-        cm = os.path.join(copy, "sessions", "chat_map")
-        if os.path.isdir(cm):
-            for name in sorted(os.listdir(cm)):
-                if name.endswith(".json"):
-                    try:
-                        with open(os.path.join(cm, name), encoding="utf-8") as f:
-                            m = json.load(f)
-                        key = m["chat_key"]
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    if not isinstance(key, str) or not key:
-                        continue
-                    state = mem.chats.state(key)  # validated and repaired by the package
-                    if state:
-                        lines.append({"type": "chat_map", "chat_key": key, "current_alias": state[0],
-                                      "sessions": state[1]})
-                        counts["chat_maps"] += 1
-        rows = mem.sessions.list()
-        bar = Progress(len(rows), "export", status=None) if progress else None
-        for row in rows:
-            recs = list(mem.sessions.records(file=row["file"]))
-            lines.append({"type": "session", "file": row["file"], "blocked": row["blocked"],
-                          "records": len(recs)})
-            for kind, fmt, raw in recs:
-                lines.append({"type": "record", "file": row["file"], "kind": kind, "backend": fmt,
-                              "message": raw.decode("utf-8")})
-            counts["sessions"] += 1
-            counts["records"] += len(recs)
-            if bar:
-                bar.step(row["file"])
-        if bar:
-            bar.done()
-        header = {"type": "header", "format": FORMAT, "version": VERSION,
-                  "library": claw_memory.__version__, "exported_at": int(time.time())}
-        out_rows = [header] + lines + [{"type": "end", "lines": len(lines)}]
         if out_path == "-":  # stdout (UTF-8 whatever the locale)
-            out = getattr(sys.stdout, "buffer", None)
-            for obj in out_rows:
-                line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-                if out is not None:
-                    out.write(line.encode("utf-8"))
+            buf = getattr(sys.stdout, "buffer", None)
+
+            def put(line):
+                if buf is not None:
+                    buf.write(line.encode("utf-8"))
                 else:
                     sys.stdout.write(line)
-            (out or sys.stdout).flush()
+
+            _export_lines(copy, counts, progress, put)
+            (buf or sys.stdout).flush()
             return counts
         tmp_out = out_path + ".tmp"
         with open(tmp_out, "w", encoding="utf-8") as f:
-            for obj in out_rows:
-                f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            _export_lines(copy, counts, progress, f.write)
         os.replace(tmp_out, out_path)
         return counts
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def _export_lines(copy, counts, progress, put):
+    n = [0]
+
+    def line(obj, body=True):
+        put(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+        n[0] += body
+
+    line({"type": "header", "format": FORMAT, "version": VERSION,
+          "library": claw_memory.__version__, "exported_at": int(time.time())}, False)
+    # LITE when the root has no store: a FULL open would render MEMORY.md from an empty
+    # store over the user's own document.
+    lite = not os.path.exists(os.path.join(copy, "memory", "memory_records.jsonl"))
+    mem = claw_memory.open(copy, "lite" if lite else "full", extract=False, create=False)
+    if not lite:
+        mem.store.compact()  # fold pending recall counts into the items
+    for name in NAMES:
+        line({"type": "profile", "name": name, "content": mem.profile.read(name)})
+    md = os.path.join(copy, "memory", "MEMORY.md")
+    if os.path.exists(md):
+        with open(md, encoding="utf-8", errors="replace") as f:
+            line({"type": "memory_md", "content": f.read()})
+    for it in mem.store.list() if not lite else ():
+        row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
+                                  "updated_at", "access_count", "deleted", "summary_ids")}
+        row["type"] = "item"
+        line(row)
+        counts["items"] += 1
+    cm = os.path.join(copy, "sessions", "chat_map")
+    if os.path.isdir(cm):
+        for name in sorted(os.listdir(cm)):
+            if name.endswith(".json"):
+                try:
+                    with open(os.path.join(cm, name), encoding="utf-8-sig") as f:  # a BOM too
+                        m = json.load(f)
+                    key = m["chat_key"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if not isinstance(key, str) or not key:
+                    continue
+                state = mem.chats.state(key)  # validated and repaired by the package
+                if state:
+                    line({"type": "chat_map", "chat_key": key, "current_alias": state[0],
+                          "sessions": state[1]})
+                    counts["chat_maps"] += 1
+    files = sorted(r["file"] for r in mem.sessions.list())
+    bar = Progress(len(files), "export", status=None) if progress else None
+    for f in files:
+        k = sum(1 for _ in mem.sessions.records(file=f))
+        line({"type": "session", "file": f, "blocked": mem.sessions.blocked(None, file=f),
+              "records": k})
+        for kind, fmt, raw in mem.sessions.records(file=f):
+            line({"type": "record", "file": f, "kind": kind, "backend": fmt,
+                  "message": raw.decode("utf-8")})
+        counts["sessions"] += 1
+        counts["records"] += k
+        if bar:
+            bar.step(f)
+    if bar:
+        bar.done()
+    mem.close()
+    line({"type": "end", "lines": n[0]}, False)
 
 
 def _bad(n, why):

@@ -4,10 +4,9 @@
 (`mem.store.verify()`, which writes nothing), and repairs every session of the copy with the
 library, keeping the library's report and noting every session file the repair changed that
 the report does not explain (a pending turn reconciled with the log, leftovers of an
-interrupted rewrite). A problem is something a repair changes; damage a repair reads around
-but leaves in the file (a torn tail, while files cannot be truncated) is a note. `verify`
-prints both; `repair` repairs exactly the problems, then examines again, so that what it
-says it repaired is what verify listed, and anything still there is reported as not repaired.
+interrupted rewrite). A problem is something a repair changes. `verify` prints them;
+`repair` repairs exactly the problems, then examines again, so that what it says it repaired
+is what verify listed, and anything still there is reported as not repaired.
 """
 
 import hashlib
@@ -65,24 +64,24 @@ def _plural(n, word):
 
 
 def session_problems(name, r, before, after):
-    """(problems, notes) of one session from its repair report and its files before and after
-    the repair: a problem is something the repair changed; a note is damage it reads around
-    and leaves in the file (a torn or damaged tail: files have no truncate())."""
+    """The problems of one session from its repair report and its files before and after
+    the repair (a problem is something the repair changed)."""
     name = "sessions/" + name
     changed = {s for s in _SUFFIXES if before.get(s) != after.get(s)}
-    out, notes = [], []
+    out = []
     if r.get("torn_tail_bytes"):
-        what = "%s: a torn last record (%d bytes, cut by a power loss)" % (name, r["torn_tail_bytes"])
-        if "" in changed:
-            out.append(what)
-        else:
-            notes.append(what + " is ignored when read; it stays in the file")
+        out.append("%s: a torn last record (%d bytes, cut by a power loss), removed" % (
+            name, r["torn_tail_bytes"]))
     if r.get("dropped"):
-        what = "%s: %s damaged, skipped" % (name, _plural(r["dropped"], "record"))
-        if changed & {"", ".idx"}:
-            out.append(what)
-        else:
-            notes.append(what + " when read; the bytes stay in the file")
+        out.append("%s: %s that %s no chat record (damaged or garbage), removed" % (
+            name, _plural(r["dropped"], "line"), "is" if r["dropped"] == 1 else "are"))
+    if r.get("pending_dropped"):
+        out.append("%s%s: a torn or damaged line of the unfinished turn, removed" % (name, _PENDING))
+    if r.get("pending_logged"):
+        out.append("%s%s: %s already in the log (a cut after the turn was logged), removed" % (
+            name, _PENDING, _plural(r["pending_logged"], "record")))
+    if r.get("pending_unreadable"):
+        out.append("%s%s: unreadable, removed" % (name, _PENDING))
     if r.get("index_entries_dropped"):
         out.append("%s: %s of the index dropped (bad or past the log)" % (
             name, _plural(r["index_entries_dropped"], "entry").replace("entrys", "entries")))
@@ -93,15 +92,20 @@ def session_problems(name, r, before, after):
         # rejects a session whose index lags its log: worth a repair before a hand-over.
         out.append("%s: %s not in the index yet (indexed every 4 turns and on close), re-indexed" % (
             name, _plural(r["reindexed"], "record")))
-    explained = bool(out)
+    explained = set()
+    if any(r.get(k) for k in ("torn_tail_bytes", "dropped", "index_entries_dropped", "rebuilt_index",
+                              "reindexed")):
+        explained |= {"", ".idx"}
+    if any(r.get(k) for k in ("pending_dropped", "pending_logged", "pending_unreadable")):
+        explained.add(_PENDING)
     for suffix in _SUFFIXES:
-        if suffix not in changed or (suffix in ("", ".idx") and explained):
+        if suffix not in changed or suffix in explained:
             continue
         what = "removed" if suffix not in after else "created" if suffix not in before else "rewritten"
         why = {_PENDING: " (pending turn reconciled with the log)", "": "",
                ".idx": " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
         out.append("%s%s: %s by repair%s" % (name, suffix, what, why))
-    return out, notes
+    return out
 
 
 def store_problems(st):
@@ -120,22 +124,19 @@ def store_problems(st):
 
 
 def examine(copy):
-    """({"sessions": {file: report}, "store": report or None}, [problem, ...], [note, ...])
-    of the data root at `copy`, which this changes (sessions are repaired on it)."""
+    """({"sessions": {file: report}, "store": report or None}, [problem, ...]) of the data
+    root at `copy`, which this changes (sessions are repaired on it)."""
     mem = open_root(copy)
     report = {"sessions": {}, "store": mem.store.verify() if mem.store is not None else None}
     problems = store_problems(report["store"])
-    notes = []
     d = os.path.join(copy, "sessions")
     for name in session_files(copy):
         before = _snapshot(d, name)
         r = mem.sessions.repair(file=name)
         report["sessions"][name] = r
-        p, n = session_problems(name, r, before, _snapshot(d, name))
-        problems += p
-        notes += n
+        problems += session_problems(name, r, before, _snapshot(d, name))
     mem.close()
-    return report, problems, notes
+    return report, problems
 
 
 def needs(report, problems):

@@ -127,15 +127,21 @@ def _shown(rows):
     return [dict(r, id=r["id"] or "?") for r in rows]
 
 
+def _by_id(rows):
+    # The library lists in directory order (streamed on a board); the host sorts.
+    return sorted(rows, key=lambda r: (r["id"] is None, r["id"] or "", r["file"]))
+
+
 def cmd_inspect(args):
     from claw_memory import inspect as insp
 
     def run(mem, where):
         if mem.store is not None:
             mem.store.compact()  # on the copy: recall counts still in the digest show up
-        sessions = insp.sessions(rows=True, mem=mem)
+        sessions = _by_id(insp.sessions(rows=True, mem=mem))
         for s in sessions:
-            msgs = mem.sessions.messages(None, backend="", file=s["file"]) if s["bytes"] or s["pending"] else []
+            msgs = (mem.sessions.messages(None, backend="", file=s["file"], tokens=0)
+                    if s["bytes"] or s["pending"] else [])
             s["history"] = [messages.display(m) for m in (msgs[-args.last:] if args.last else msgs)]
         out = {"root": where, "mode": mem.mode, "sessions": sessions, "items": insp.items(rows=True, mem=mem),
                "labels": insp.labels(rows=True, mem=mem),
@@ -164,12 +170,14 @@ def cmd_stats(args):
 
     def run(mem, where):
         st = insp.stats(rows=True, mem=mem)
+        st["sessions"] = _by_id(st["sessions"])
         if args.json:
             emit_json({"root": where, "layers": st["layers"], "sessions": st["sessions"]})
             return EXIT_OK
         print("data root: %s" % where)
         table(st["layers"], ("layer", "bytes", "records", "tokens"),
-              "per layer (tokens: estimated per request; sessions: the largest history)")
+              "per layer (tokens: estimated per request; sessions: the largest history, "
+              "within the token budget)")
         table(_shown(st["sessions"]), ("id", "file", "bytes", "records", "tokens"),
               "every session (tokens: its whole history)")
         return EXIT_OK
@@ -181,33 +189,28 @@ def cmd_stats(args):
 
 
 def _examine_copy(args):
-    """(report, problems, notes, where, mode) of a fresh copy of the data root."""
+    """(report, problems, where, mode) of a fresh copy of the data root."""
     tmp, where = _local_copy(args)
     try:
         mode = check.mode_of(tmp)
-        report, problems, notes = check.examine(tmp)
+        report, problems = check.examine(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return report, problems, notes, where, mode
-
-
-def _notes(notes):
-    return ["  note: " + n for n in notes]
+    return report, problems, where, mode
 
 
 def cmd_verify(args):
-    report, problems, notes, where, _ = _examine_copy(args)
+    report, problems, where, _ = _examine_copy(args)
     if args.json:
-        emit_json({"root": where, "report": report, "problems": problems, "notes": notes})
+        emit_json({"root": where, "report": report, "problems": problems})
     else:
         print("data root: %s" % where)
-        lines = ["  would repair: " + p for p in problems] or ["  nothing to repair"]
-        print("\n".join(lines + _notes(notes)))
+        print("\n".join(["  would repair: " + p for p in problems] or ["  nothing to repair"]))
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def cmd_repair(args):
-    report, problems, notes, where, mode = _examine_copy(args)
+    report, problems, where, mode = _examine_copy(args)
     left = []
     if problems:
         files, store = check.needs(report, problems)
@@ -220,15 +223,14 @@ def cmd_repair(args):
             if "CLAW-REPAIRED" not in out:
                 raise CliError("the board did not confirm the repair: %s" % out.strip()[-200:])
             args.device_root = root
-        _, left, notes, _, _ = _examine_copy(args)
+        _, left, _, _ = _examine_copy(args)
     repaired = [p for p in problems if p not in left]
     if args.json:
-        emit_json({"root": where, "report": report, "repaired": repaired, "not_repaired": left,
-                   "notes": notes})
+        emit_json({"root": where, "report": report, "repaired": repaired, "not_repaired": left})
     else:
         print("data root: %s" % where)
         lines = ["  repaired: " + p for p in repaired] + ["  NOT repaired: " + p for p in left]
-        print("\n".join((lines or ["  nothing needed repair"]) + _notes(notes)))
+        print("\n".join(lines or ["  nothing needed repair"]))
     return EXIT_PROBLEMS if left else EXIT_OK
 
 

@@ -35,7 +35,7 @@ def main(argv=None):
         mem = claw_memory.open(tmp, mode, extract=False, create=False)
         print("board %s, data root %s" % (args.port, root))
         for s in mem.sessions.list():
-            msgs = mem.sessions.messages(None, backend="", file=s["file"])
+            msgs = mem.sessions.messages(None, backend="", file=s["file"], tokens=0)
             last = messages.cut(messages.display(msgs[-1])["text"], 60) if msgs else "(empty)"
             print("session %s: %d records, last: %s" % (s["file"], s["records"], last))
         items = []

@@ -97,20 +97,23 @@ def test_verify_and_repair(tmp_path, capsys):
     assert len(list(mem.store.list())) == 2 and len(mem.sessions.messages(SID)) == 5
 
 
-def test_torn_tail_is_a_note_not_a_repair_claim(tmp_path, capsys):
-    # A torn record the library reads around and cannot cut (no truncate()) is reported as a
-    # note; repair does not claim to have removed it.
+def test_torn_tail_is_repaired_and_gone(tmp_path, capsys):
+    # A torn record is read around on every open; repair rewrites the log without it, says
+    # so, and verify then finds nothing.
     root = tmp_path / "root"
     _build(root)
-    with open(root / "sessions" / "s_chat_web_local_default_0_964a2a51.log", "ab") as f:
+    log = root / "sessions" / "s_chat_web_local_default_0_964a2a51.log"
+    good = log.read_bytes()
+    with open(log, "ab") as f:
         f.write(b'{"role":"user","content":"torn')
     rc, out, _ = _run(capsys, "verify", str(root), "--json")
     v = json.loads(out)
-    assert any("torn last record (30 bytes" in n for n in v["notes"]), v
-    assert not any("torn" in p for p in v["problems"]), v
+    assert rc == 1 and any("torn last record (30 bytes" in p for p in v["problems"]), v
     rc, out, _ = _run(capsys, "repair", str(root))
-    assert "repaired: " + v["problems"][0] in out and "note: " + v["notes"][0] in out
-    assert "repaired: sessions/s_chat_web_local_default_0_964a2a51.log: a torn" not in out
+    assert rc == 0 and "repaired: " + v["problems"][0] in out
+    assert log.read_bytes() == good, "the torn bytes are gone, the records untouched"
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    assert (rc, json.loads(out)["problems"]) == (0, [])
 
 
 def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
@@ -120,7 +123,7 @@ def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
         assert rc == 0 and "created a %s data root" % mode in out
         before = _digest(root / mode)
         rc, out, _ = _run(capsys, "verify", str(root / mode), "--json")
-        assert (rc, json.loads(out)["problems"], json.loads(out)["notes"]) == (0, [], []), out
+        assert (rc, json.loads(out)["problems"]) == (0, []), out
         rc, out, _ = _run(capsys, "repair", str(root / mode))
         assert rc == 0 and "nothing needed repair" in out
         assert _digest(root / mode) == before, "repair wrote nothing"

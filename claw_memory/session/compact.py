@@ -18,6 +18,7 @@ from .. import fsutil
 from .._compat import const
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from . import format as fmt_
+from .repair import rebase_pending
 from .state import State, each
 from .write import flush_index
 
@@ -141,5 +142,6 @@ def compact(log, st, size_limit, note):
     fsutil.commit(log + ".commit", [log, idx])
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size = st.pend, st.pend_size
+    rebase_pending(log, new)
     note("%s: compacted to %d bytes, %d records (%d oldest dropped)" % (log, pos, kept, plan.cut))
     return new

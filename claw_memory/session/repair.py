@@ -2,39 +2,59 @@
 # the pending file and the leftovers of interrupted rewrites.
 # MIT license
 #
-# Repair instead of wipe (ESP-Claw recreates a session on any mismatch): a torn tail is
-# ignored, bad or dangling index entries are dropped, complete records the index lacks are
-# re-indexed from the log, and the pending file is reconciled with the log.
+# Repair instead of wipe (ESP-Claw recreates a session on any mismatch). On every open, what
+# costs no rewrite of the log: bad or dangling index entries are dropped, and complete
+# records the index lacks are indexed, after the last entry (records logged but not indexed
+# yet when power went) and between entries (ours, when ESP-Claw appended after them before
+# we could index them); a torn tail or a garbage line is read around (ESP-Claw tolerates
+# trailing bytes). An explicit repair also rewrites the log without the damage (no truncate()
+# on MicroPython: temp files and a journal, as compaction), so that `verify` finds nothing.
+#
+# Nothing is collected in RAM: analyse() counts, apply() walks the files again and writes.
 
 from .. import fsutil, text
+from .._compat import const
 from ..messages import classify
 from . import format as fmt_
 from .state import State, read
 
+_LEFTOVERS = (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp")
+_COPY = const(1024)
+_BATCH = const(100)  # index entries written at once
+
 
 class Plan:
-    """What open/repair found and would change."""
+    """What analyse() found: counts, and where the valid index ends."""
 
     def __init__(self):
         self.log_size = -1
         self.idx_size = -1
-        self.prefix = 0  # leading index entries kept as they are
-        self.drop = None  # set of entry numbers < prefix to drop (deep check only)
-        self.end = 0
-        self.tail = bytearray()  # entries re-indexed from the log
-        self.torn = 0
-        self.dropped = 0  # unparsable records skipped
-        self.idx_dropped = 0  # index entries discarded
-        self.rebuilt = False  # index header was bad: rebuilt from the log
+        self.prefix = 0  # leading index entries that are well-formed and inside the log
+        self.end = 0  # end of the last of them
+        self.drop = None  # entries < prefix whose record is damaged (deep check only)
+        self.found = 0  # records the index lacks, found between entries and after the last
+        self.found_tail = 0  # of which after the last entry
+        self.garbage = 0  # lines that are no record (not indexed)
+        self.torn = 0  # bytes of a torn last record
+        self.idx_dropped = 0  # index entries discarded (after the valid prefix)
+        self.rebuilt = False  # index header bad or missing: rebuilt from the log
+
+    def index_changes(self):
+        exact = self.idx_size == fmt_.HDR + fmt_.ENT * self.prefix
+        return bool(self.rebuilt or self.drop or self.found or not exact and self.log_size >= 0)
+
+    def log_damage(self):
+        """Bytes in the log that are no record: what only a rewrite removes."""
+        return bool(self.garbage or self.torn or self.drop)
 
     def changes(self):
-        return self.dropped or self.idx_dropped or self.torn or self.tail or self.rebuilt
+        return self.index_changes() or self.log_damage()
 
     def report(self):
         return {
-            "records": self.prefix - len(self.drop or ()) + len(self.tail) // fmt_.ENT,
-            "reindexed": len(self.tail) // fmt_.ENT,
-            "dropped": self.dropped + len(self.drop or ()),
+            "records": self.prefix - len(self.drop or ()) + self.found,
+            "reindexed": self.found,
+            "dropped": self.garbage + len(self.drop or ()),
             "index_entries_dropped": self.idx_dropped,
             "torn_tail_bytes": self.torn,
             "rebuilt_index": self.rebuilt,
@@ -64,8 +84,8 @@ def analyse(log, limit, deep=False):
     plan.idx_dropped = count - plan.prefix
     if deep and plan.prefix:
         plan.drop = _unparsable(log, idx, plan.prefix, limit)
-    if plan.log_size > plan.end:
-        _scan_tail(log, plan, limit)
+    if plan.log_size > 0:
+        _walk(log, plan, limit, None)
     return plan
 
 
@@ -108,69 +128,160 @@ def _unparsable(log, idx, count, limit):
     return bad
 
 
-def _scan_tail(log, plan, limit):
-    """Index the complete records between the last indexed one and the end of the log."""
+def _walk(log, plan, limit, emit):
+    """Every record to keep, in log order: the valid index entries (but the damaged ones) and
+    the records found between and after them. `emit(off, ln, type, backend)` gets each; with
+    `emit` None the walk counts what it finds into `plan` (analyse)."""
+    count = emit is None
+    drop = plan.drop or ()
+    pos = 0
+    with open(log, "rb") as lf, open(log + ".idx", "rb") if plan.prefix else fsutil.Nothing() as f:
+        if plan.prefix:
+            for i, off, ln, t, fmt in fmt_.entries(f, plan.prefix):
+                if off > pos:
+                    _scan(lf, pos, off, plan, limit, emit, count, False)
+                if i not in drop and emit is not None:
+                    emit(off, ln, t, fmt)
+                pos = off + ln
+        if plan.log_size > pos:
+            _scan(lf, pos, plan.log_size, plan, limit, emit, count, True)
+
+
+def _scan(lf, pos, end, plan, limit, emit, count, tail):
+    """Records in the log bytes [pos, end) that no entry names: complete lines that are chat
+    records are emitted (or counted); other lines, and a fragment without its newline, are
+    garbage; at the end of the log such a fragment is a torn tail."""
     limit += 1
-    pos = plan.end
-    with open(log, "rb") as f:
-        f.seek(pos)
-        while pos < plan.log_size:
-            line = f.readline(limit)
-            n = len(line)
-            if not n:
+    lf.seek(pos)
+    while pos < end:
+        line = lf.readline(min(limit, end - pos))
+        n = len(line)
+        if not n:
+            break
+        if line[-1] != 10:
+            while pos + n < end and line and line[-1] != 10:  # an over-long line
+                line = lf.readline(min(limit, end - pos - n))
+                n += len(line)
+            if not line or line[-1] != 10:  # runs to the end of the range
+                if count:
+                    if tail:
+                        plan.torn = n  # a record cut by a power loss
+                    else:
+                        plan.garbage += 1  # a fragment before a record ESP-Claw appended
                 break
-            if line[-1] != 10:
-                if pos + n >= plan.log_size:
-                    plan.torn = n  # a record cut by a power loss: ignored
-                    break
-                while line and line[-1] != 10:  # over-long line: skip it whole
-                    line = f.readline(limit)
-                    n += len(line)
-                if pos + n >= plan.log_size and (not line or line[-1] != 10):
-                    plan.torn = n  # it runs to the end of the log: a torn tail
-                    break
-                plan.dropped += 1
-                pos += n
-                continue
-            kind, fmt = classify(text.json_value(line))
-            if kind:
-                plan.tail += fmt_.entry(pos, n, kind, fmt)
-            elif line.strip():
-                plan.dropped += 1
+            if count:
+                plan.garbage += 1
             pos += n
+            continue
+        kind, fmt = classify(text.json_value(line))
+        if kind:
+            if count:
+                plan.found += 1
+                plan.found_tail += tail
+            else:
+                emit(pos, n, kind, fmt)
+        elif count:
+            plan.garbage += 1
+        pos += n
 
 
-def apply(log, plan):
-    """Write what `analyse` planned; returns the resulting State."""
+def apply(log, plan, limit, rewrite=False):
+    """Write what `analyse` planned; returns the resulting State. `rewrite`: also rewrite
+    the log without its damage (garbage lines, a torn tail, damaged records)."""
     idx = log + ".idx"
     if plan.log_size < 0:
         if plan.idx_size >= 0:
             fsutil.remove(idx)  # an index without its log describes nothing
         return State(-1, 0, 0, 0, -1)
-    kept = plan.prefix - len(plan.drop or ())
-    tail_n = len(plan.tail) // fmt_.ENT
+    kept = plan.prefix - len(plan.drop or ()) + plan.found
+    if rewrite and plan.log_damage():
+        return _rewrite(log, plan, limit)
     exact = plan.idx_size == fmt_.HDR + fmt_.ENT * plan.prefix
-    if plan.rebuilt or plan.drop or not exact:
+    end = plan.end
+    if plan.rebuilt or plan.drop or not exact or plan.found > plan.found_tail or plan.found > _BATCH:
+        out = _Entries(None)
 
-        def write(out):
-            out.write(fmt_.HEADER)
-            if plan.prefix:
-                with open(idx, "rb") as f:
-                    fmt_.copy_entries(f, out, plan.prefix, plan.drop)
-            out.write(plan.tail)
+        def write(f):
+            out.f = f
+            f.write(fmt_.HEADER)
+            _walk(log, plan, limit, out.add)
+            out.flush()
 
         fsutil.replace(idx, write)
-    elif tail_n:
-        fsutil.append(idx, plan.tail)
-    end = plan.end
-    if tail_n:
-        off, ln, _, _ = fmt_.unpack(plan.tail, len(plan.tail) - fmt_.ENT)
-        end = off + ln
-    return State(plan.log_size, kept + tail_n, end, plan.torn, fsutil.size(idx))
+        end = out.end or end
+    elif plan.found:  # records logged after the last entry: appended (a few, after a cut)
+        out = _Entries(None)
+        _walk(log, plan, limit, out.tail(plan.prefix))
+        fsutil.append(idx, out.buf)
+        end = out.end
+    return State(plan.log_size, kept, end, plan.torn, fsutil.size(idx))
+
+
+class _Entries:
+    """Index entries written in batches (emit target of _walk)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.buf = bytearray()
+        self.end = 0
+        self.n = 0
+        self.skip = 0
+
+    def add(self, off, ln, t, fmt):
+        if self.n < self.skip:  # already in the index
+            self.n += 1
+            return
+        self.n += 1
+        self.buf += fmt_.entry(off, ln, t, fmt)
+        self.end = off + ln
+        if len(self.buf) >= _BATCH * fmt_.ENT and self.f is not None:
+            self.flush()
+
+    def tail(self, skip):
+        # Only the records after the index's last entry (the ones before are indexed).
+        self.skip = skip
+        return self.add
+
+    def flush(self):
+        if self.buf:
+            fsutil.write_all(self.f, self.buf)
+            self.buf = bytearray()
+
+
+def _rewrite(log, plan, limit):
+    """Both files written again, with only the records to keep, committed together."""
+    idx = log + ".idx"
+    buf = bytearray(_COPY)
+    pos = [0]
+    with open(log, "rb") as lf, open(log + ".tmp", "wb") as out, open(idx + ".tmp", "wb") as iout:
+        ents = _Entries(iout)
+        iout.write(fmt_.HEADER)
+
+        def copy(off, ln, t, fmt):
+            lf.seek(off)
+            left = ln
+            while left:
+                got = lf.readinto(memoryview(buf)[: min(left, _COPY)])
+                if not got:
+                    raise OSError(5, "session log shrank during repair")
+                fsutil.write_all(out, memoryview(buf)[:got])
+                left -= got
+            ents.add(pos[0], ln, t, fmt)
+            pos[0] += ln
+
+        _walk(log, plan, limit, copy)
+        ents.flush()
+    fsutil.commit(log + ".commit", [log, idx])
+    return State(pos[0], ents.n, pos[0], 0, fmt_.HDR + fmt_.ENT * ents.n)
+
+
+def leftovers(log):
+    """Leftover files of interrupted rewrites beside the log (names without the folder)."""
+    return [log.rsplit("/", 1)[-1] + s for s in _LEFTOVERS if fsutil.exists(log + s)]
 
 
 def settle(log):
-    """Settle leftovers of a compaction (journal) or of an index or pending rewrite.
+    """Settle leftovers of a compaction or repair (journal) or of an index or pending rewrite.
 
     A lone `.idx.tmp` whose index is gone is adopted when whole; a lone `.log.tmp` never is.
     A pending file rewritten by `settle_pending` and cut inside FAT's remove-then-rename is
@@ -179,39 +290,63 @@ def settle(log):
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
 
 
-def settle_pending(log, limit, note):
-    """Reconcile the pending file with the log after a power cut; returns (records, size).
+class Pending:
+    """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
+    lines, `logged` leading records the log already holds (a completing append cut before
+    the pending file went), `unreadable` header; `rewrite`: its header names another log
+    size."""
 
-    The pending file's header holds the log size when the turn started, where the completing
-    append begins. If that append reached the log (wholly or in part), the records found
-    there complete are dropped from the pending file, so that nothing is both logged and
-    pending; a torn last pending line (an unacknowledged persist) is dropped too."""
-    pend = log + fmt_.PEND
-    if fsutil.size(pend) < 0:
-        return 0, -1
-    recs, torn, l0 = fmt_.pending_records(pend, limit + 4)
-    log_size = max(fsutil.size(log), 0)
-    if l0 is None:
-        fsutil.remove(pend)
-        note("%s: unreadable pending file removed" % pend)
-        return 0, -1
-    done = 0
-    if log_size > l0 and recs:
-        done = _logged(log, pend, l0, log_size, recs)
-    if done == len(recs):
-        fsutil.remove(pend)
-        return 0, -1
-    if done or torn or log_size != l0:
+    def __init__(self, log, limit):
+        self.path = log + fmt_.PEND
+        self.records = self.dropped = self.logged = 0
+        self.unreadable = self.rewrite = False
+        self.recs = None
+        if fsutil.size(self.path) < 0:
+            return
+        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4)
+        if l0 is None:
+            self.unreadable = True
+            return
+        self.recs = recs
+        self.dropped = torn
+        log_size = max(fsutil.size(log), 0)
+        if log_size > l0 and recs:
+            self.logged = _logged(log, self.path, l0, log_size, recs)
+        self.records = len(recs) - self.logged
+        self.log_size = log_size
+        self.rewrite = bool(self.logged or torn or log_size != l0)
 
-        def write(out):
-            out.write(fmt_.pending_head(log_size))
-            with open(pend, "rb") as f:
-                for k, fmt, off, ln in recs[done:]:
-                    f.seek(off)
-                    out.write(f.read(ln))
+    def report(self):
+        return {"pending": self.records, "pending_dropped": int(self.dropped),
+                "pending_logged": self.logged, "pending_unreadable": self.unreadable}
 
-        fsutil.replace(pend, write)
-    return len(recs) - done, fsutil.size(pend)
+    def problems(self):
+        return self.dropped or self.logged or self.unreadable
+
+    def settle(self, note):
+        """Reconcile the pending file with the log; returns (records, size)."""
+        pend = self.path
+        if self.unreadable:
+            fsutil.remove(pend)
+            note("%s: unreadable pending file removed" % pend)
+            return 0, -1
+        if self.recs is None:
+            return 0, -1
+        if not self.records:
+            fsutil.remove(pend)
+            return 0, -1
+        if self.rewrite:
+            recs = self.recs[self.logged :]
+
+            def write(out):
+                out.write(fmt_.pending_head(self.log_size))
+                with open(pend, "rb") as f:
+                    for k, fmt, off, ln in recs:
+                        f.seek(off)
+                        out.write(f.read(ln))
+
+            fsutil.replace(pend, write)
+        return self.records, fsutil.size(pend)
 
 
 def _logged(log, pend, l0, log_size, recs):
@@ -240,11 +375,40 @@ def _logged(log, pend, l0, log_size, recs):
     return done
 
 
+def rebase_pending(log, st):
+    """After a rewrite of the log: the pending file's header names the new log size, where
+    the turn's completing append will start (a cut there is recognised by it)."""
+    pend = log + fmt_.PEND
+    if st.pend_size < 0:
+        return
+    with open(pend, "rb") as f:
+        if fmt_.read_pending_head(f) == max(st.log_size, 0):
+            return
+
+    def write(out):
+        out.write(fmt_.pending_head(max(st.log_size, 0)))
+        buf = bytearray(_COPY)
+        with open(pend, "rb") as f:
+            f.readline()
+            while True:
+                got = f.readinto(buf)
+                if not got:
+                    break
+                fsutil.write_all(out, memoryview(buf)[:got])
+
+    fsutil.replace(pend, write)
+    st.pend_size = fsutil.size(pend)
+
+
 def open_state(log, limit, note, deep=False):
-    """Settle leftovers and the pending file, analyse and repair; returns (State, Plan)."""
+    """Settle leftovers and the pending file, analyse and repair; returns (State, Plan,
+    Pending). `deep`: check every record and rewrite the log without its damage."""
     settle(log)
-    pend, pend_size = settle_pending(log, limit, note)
+    pend = Pending(log, limit)
+    n, size = pend.settle(note)
     plan = analyse(log, limit, deep)
-    st = apply(log, plan)
-    st.pend, st.pend_size = pend, pend_size
-    return st, plan
+    st = apply(log, plan, limit, rewrite=deep)
+    st.pend, st.pend_size = n, size
+    if deep and plan.log_damage():
+        rebase_pending(log, st)
+    return st, plan, pend

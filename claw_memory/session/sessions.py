@@ -17,6 +17,8 @@ from .stream import History
 from .write import flush_index
 
 _CACHE_MAX = const(4)
+_DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
+DELETING = ".deleting"  # journal of a deletion in progress: the log's file name
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
@@ -48,6 +50,9 @@ class Sessions:
         self._log = log
         self._cache = {}
         self._order = []
+        self._deletions = []  # [log, serial] of the latest deletions
+        self._serial = 0
+        self._settled = False  # a deletion cut by a power loss finished (first use)
 
     def _note(self, msg):
         note(self._log, msg)
@@ -70,6 +75,7 @@ class Sessions:
 
     def _open(self, log):
         """The session's state, repairing the files first when needed (cached)."""
+        self._settle()
         st = self._cache.get(log)
         if st is not None:
             if (
@@ -79,9 +85,11 @@ class Sessions:
             ):
                 return st
             self._forget(log)
-        st, plan = repair.open_state(log, self.max_record_bytes, self._note)
-        if plan.changes():
-            self._note("repaired %s: %s" % (log, plan.report()))
+        st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note)
+        if plan.index_changes() or pend.problems():
+            rep = plan.report()
+            rep.update(pend.report())
+            self._note("repaired %s: %s" % (log, rep))
         self._remember(log, st)
         return st
 
@@ -112,7 +120,10 @@ class Sessions:
         """Durably record a batch of (type, message_json, text) records. Returns the block
         warning when this batch completed a turn that left the session over the limit.
 
-        ValueError: a bad batch (nothing written). SessionBlocked: the session is blocked."""
+        Raises only when the records are not on flash (ValueError: a bad batch, nothing
+        written; SessionBlocked: the session is blocked; OSError, MemoryError: the append
+        failed). What follows a successful append (the index, the pending file's removal,
+        a compaction) is retried later when it fails: the records are kept once either way."""
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
         fmt = backend_format(backend)
@@ -124,12 +135,17 @@ class Sessions:
             if not turn_completed:
                 write.append_pending(log, st, lines, fmt)
                 return None
-            write.complete_turn(log, st, lines, fmt, self.max_record_bytes, self.index_every)
+            write.append_turn(log, st, lines, fmt, self.max_record_bytes)
         except BaseException:
             self._forget(log)
             raise
-        if st.log_size > self.size_limit:
-            return self._compact(log, st)
+        try:
+            write.after_turn(log, st, self.index_every)
+            if st.log_size > self.size_limit:
+                return self._compact(log, st)
+        except Exception as e:  # noqa: BLE001 -- the turn is on flash: success all the same
+            self._forget(log)  # the next use reopens and settles (pending, index, compaction)
+            self._note("%s: housekeeping after a persisted turn failed, retried later: %r" % (log, e))
         return None
 
     def compact(self, session_id):
@@ -197,21 +213,60 @@ class Sessions:
         log = self._target(session_id, file)
         return replay.records(log, self._open(log), self.max_record_bytes)
 
-    def blocked(self, session_id):
-        return fsutil.exists(self.path(session_id) + ".blocked")
+    def blocked(self, session_id, file=None):
+        """Whether the session is blocked (over the limit even after compaction)."""
+        return fsutil.exists(self._target(session_id, file) + ".blocked")
 
     # -- administration -------------------------------------------------------------------
 
     def delete(self, session_id):
-        """Remove the session's files; True if any existed."""
+        """Remove the session's files, all or nothing across a power cut: a journal names
+        the session first, and the next use of a Sessions finishes a deletion it finds.
+        True if any file existed."""
         log = self.path(session_id)
         self._forget(log)
-        found = False
-        # Journal and temp files first (a journal would resurrect them), the block marker last.
-        for suffix in (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp", fmt_.PEND, "", ".idx",
-                       ".blocked"):
-            found = fsutil.remove(log + suffix) or found
+        self._settle()
+        journal = self.dir + "/" + DELETING
+        found = fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
+        if found:
+            fsutil.makedirs(self.dir)
+            fsutil.write_file(journal, log.rsplit("/", 1)[-1].encode())
+        found = _remove_files(log) or found
+        if found:
+            fsutil.remove(journal)
+        self._serial += 1
+        self._deletions.append([log, self._serial])
+        if len(self._deletions) > _DELETIONS:
+            self._deletions.pop(0)
         return found
+
+    def deleted(self, session_id):
+        """A number that changes when the session is deleted (by this Sessions): a request
+        notes it at its start, and its records are refused if it changed (hooks.py)."""
+        log = self.path(session_id)
+        for d in self._deletions:
+            if d[0] == log:
+                return d[1]
+        return 0
+
+    def _settle(self):
+        # Finish a deletion a power cut interrupted (once per Sessions: cuts mean a reboot).
+        if self._settled:
+            return
+        self._settled = True
+        journal = self.dir + "/" + DELETING
+        if fsutil.size(journal) < 0:
+            return
+        with open(journal, "rb") as f:
+            name = f.read(600)
+        try:
+            name = name.decode()
+        except UnicodeError:
+            name = ""
+        if fmt_.is_log_name(name):
+            _remove_files(self.dir + "/" + name)  # the journal was whole: the deletion goes on
+            self._note("deletion of %s finished after an interruption" % name)
+        fsutil.remove(journal)
 
     def stat(self, session_id):
         """{"file","bytes","records","pending","blocked"} of one session (after repair)."""
@@ -224,33 +279,60 @@ class Sessions:
                 "blocked": fsutil.exists(log + ".blocked")}
 
     def list(self):
-        """Every session under the directory, as `stat` reports it, by file name."""
-        names = []
-        if fsutil.is_dir(self.dir):
-            for name, is_dir in ilistdir(self.dir):
-                if name.endswith(fmt_.PEND):
-                    name = name[: -len(fmt_.PEND)]  # a first turn not completed yet
-                if not is_dir and fmt_.is_log_name(name):
-                    if name not in names:
-                        names.append(name)
-        names.sort()
-        return [self._stat(self.dir + "/" + name) for name in names]
+        """Every session under the directory, as `stat` reports it, one at a time in the
+        directory's order (an iterator: thousands of sessions do not fit in RAM together).
+        Read-only: a session that needs a repair is reported as it would be after it."""
+        self._settle()
+        if not fsutil.is_dir(self.dir):
+            return
+        pend = fmt_.PEND
+        for name, is_dir in ilistdir(self.dir):
+            if is_dir:
+                continue
+            if name.endswith(pend):
+                name = name[: -len(pend)]  # a first turn not completed yet: no log
+                if not fmt_.is_log_name(name) or fsutil.exists(self.dir + "/" + name):
+                    continue
+            elif not fmt_.is_log_name(name):
+                continue
+            yield self._peek(self.dir + "/" + name)
+
+    def _peek(self, log):
+        st = self._cache.get(log)
+        if st is not None:
+            return self._stat(log)
+        plan = repair.analyse(log, self.max_record_bytes)
+        pend = repair.Pending(log, self.max_record_bytes).records
+        return {"file": log.rsplit("/", 1)[-1], "bytes": max(plan.log_size, 0),
+                "records": plan.report()["records"] + pend, "pending": pend,
+                "blocked": fsutil.exists(log + ".blocked")}
 
     def verify(self, session_id=None, file=None):
-        """What `repair` would do, without writing: a report dict."""
+        """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
+        all counts 0, nothing rebuilt and no leftovers when the session is sound)."""
         log = self._target(session_id, file)
-        self._flushed(log)
-        return repair.analyse(log, self.max_record_bytes, deep=True).report()
+        self._flushed(log)  # our own unindexed records are no damage
+        rep = repair.analyse(log, self.max_record_bytes, deep=True).report()
+        rep.update(repair.Pending(log, self.max_record_bytes).report())
+        rep["leftovers"] = repair.leftovers(log)
+        return rep
 
     def repair(self, session_id=None, file=None):
-        """Check every record and repair the files; returns the report of what was done."""
+        """Check every record and repair the files: index entries dropped or added, the log
+        rewritten without torn or damaged records, the pending turn reconciled, leftovers of
+        interrupted rewrites settled. Returns the report of what was done ("records",
+        "reindexed", "dropped", "index_entries_dropped", "torn_tail_bytes", "rebuilt_index",
+        "pending", "pending_dropped", "pending_logged", "pending_unreadable", "leftovers");
+        `verify` afterwards finds nothing."""
         log = self._target(session_id, file)
         self._flushed(log)
         self._forget(log)
-        st, plan = repair.open_state(log, self.max_record_bytes, self._note, deep=True)
+        left = repair.leftovers(log)
+        st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note, deep=True)
         self._remember(log, st)
         rep = plan.report()
-        rep["pending"] = st.pend
+        rep.update(pend.report())
+        rep["leftovers"] = left
         return rep
 
     def restore(self, file, records, blocked=False):
@@ -274,3 +356,13 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + ".blocked", b"")
         self._forget(log)
+
+
+def _remove_files(log):
+    """Remove a session's files; True if any existed. Temp files and the journal first (a
+    journal would resurrect them), the log and its index, the block marker last."""
+    found = False
+    for suffix in (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp", fmt_.PEND, "", ".idx",
+                   ".blocked"):
+        found = fsutil.remove(log + suffix) or found
+    return found

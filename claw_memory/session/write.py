@@ -50,11 +50,14 @@ def raw_record(n, kind, message, max_record_bytes):
     # Raw CR/LF can only be whitespace between JSON tokens; one record is one line.
     if b"\n" in raw or b"\r" in raw:
         raw = raw.replace(b"\r", b" ").replace(b"\n", b" ")
-    if len(raw) > max_record_bytes:
-        raise ValueError(
-            "record %d: %d bytes of JSON, more than %d" % (n, len(raw), max_record_bytes)
-        )
     obj = text.json_value(raw)
+    if len(raw) > max_record_bytes:
+        fitted = _fit(obj, max_record_bytes) if obj is not None else None
+        if fitted is None:
+            raise ValueError(
+                "record %d: %d bytes of JSON, more than %d" % (n, len(raw), max_record_bytes)
+            )
+        raw, obj = fitted, text.json_value(fitted)
     if kind == TOOL_RESULTS:
         if not isinstance(obj, list) or not all(isinstance(m, dict) for m in obj):
             raise ValueError("record %d: tool results must be a JSON array of objects" % n)
@@ -63,6 +66,40 @@ def raw_record(n, kind, message, max_record_bytes):
     elif not classify(obj)[0]:
         raise ValueError("record %d: message needs role user, assistant or tool" % n)
     return raw
+
+
+_CUT = "\u2026 [cut: %d more bytes did not fit the session record]"
+
+
+def _fit(obj, limit):
+    """The record's JSON with its longest strings cut until it fits `limit` bytes, each cut
+    marked (a tool result or an answer too big for one record keeps its place in the
+    history, its call and result still paired), or None when strings are not what is big."""
+    for _ in range(8):
+        raw = dumps(obj).encode()
+        over = len(raw) - limit
+        if over <= 0:
+            return raw
+        ref = _longest(obj, None)
+        if ref is None:
+            return None
+        box, key = ref[1], ref[2]
+        b = text.to_bytes(box[key])
+        kept = text.cut_bytes(box[key], max(len(b) - over - 96, 0))
+        box[key] = kept + _CUT % (len(b) - len(text.to_bytes(kept)))
+    return None
+
+
+def _longest(obj, best):
+    """(length, container, key) of the longest string inside obj (best so far: `best`)."""
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        if isinstance(v, str):
+            if best is None or len(v) > best[0]:
+                best = (len(v), obj, k)
+        elif isinstance(v, (dict, list)):
+            best = _longest(v, best)
+    return best
 
 
 def append_pending(log, st, lines, fmt):
@@ -75,9 +112,9 @@ def append_pending(log, st, lines, fmt):
     st.pend_size = max(st.pend_size, 0) + len(data)
 
 
-def complete_turn(log, st, lines, fmt, limit, index_every):
-    """One append moves the pending records and this batch into the log; the pending file
-    goes, and the index entries join the lag (flushed every `index_every` turns)."""
+def append_turn(log, st, lines, fmt, limit):
+    """One append moves the pending records and this batch into the log: when it returns,
+    the turn is on flash. Its index entries wait in `st.lag` (after_turn)."""
     ents = bytearray()
 
     def write(f, pos):
@@ -99,11 +136,19 @@ def complete_turn(log, st, lines, fmt, limit, index_every):
     fsutil.append(log, write)
     st.log_size = st.end
     st.torn = 0
-    if st.pend_size >= 0:
-        fsutil.remove(log + fmt_.PEND)
-        st.pend, st.pend_size = 0, -1
     st.lag += ents
     st.lag_turns += 1
+    st.done = st.pend_size >= 0  # the pending file is now logged: to be removed
+
+
+def after_turn(log, st, index_every):
+    """What follows a logged turn: the pending file goes, and the index entries reach the
+    .idx every `index_every` turns. A failure here loses nothing (the next open removes
+    logged records from the pending file and indexes the log's tail)."""
+    if st.done:
+        fsutil.remove(log + fmt_.PEND)
+        st.pend, st.pend_size = 0, -1
+        st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)
 

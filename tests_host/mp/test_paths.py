@@ -78,7 +78,7 @@ def test_open_without_create_reads_a_data_root_and_adds_nothing():
     os.mkdir("/flash/lite/memory")  # a root with one of its two directories is still a root
     mem = claw_memory.open("/flash/lite", "lite", create=False)
     eq(mem.profile.read("user"), "", "no default profile text for a missing document")
-    eq(mem.sessions.list(), [], "no sessions")
+    eq(list(mem.sessions.list()), [], "no sessions")
     eq(_tree("/flash/lite"), ["memory"], "no directory, profile or MEMORY.md created")
     mem = claw_memory.open("/flash/agent")  # the agent's own use creates everything
     mem.close()

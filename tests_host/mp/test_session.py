@@ -488,7 +488,7 @@ def test_list_stat_delete():
     dev, s = _fresh()
     s.persist("a", [(1, None, "x")])
     s.persist("b", [(1, None, "y"), (2, None, "z")], turn_completed=True)
-    rows = s.list()
+    rows = list(s.list())
     eq(len(rows), 2, "two sessions")
     byname = {r["file"]: r for r in rows}
     ra = byname[session.file_name("a")]
@@ -499,7 +499,7 @@ def test_list_stat_delete():
     eq(s.stat("b")["records"], 2, "stat")
     eq(s.delete("a"), True, "deleted")
     eq(s.delete("a"), False, "nothing left")
-    eq(len(s.list()), 1, "one left")
+    eq(len(list(s.list())), 1, "one left")
     eq(s.stat("a")["records"], 0, "a deleted session is empty")
     dev.unmount()
 
@@ -634,7 +634,7 @@ def test_raw_records_that_are_not_chat_records_and_non_int_types_are_refused():
     raises(ValueError, s.persist, "r", [(2, '{"content":"no role"}', None)], True)
     raises(ValueError, s.persist, "r", [(2.0, None, "x")], True)
     raises(ValueError, s.persist, "r", [(True, None, "x")], True)
-    eq(s.list(), [], "nothing written")
+    eq(list(s.list()), [], "nothing written")
     dev.unmount()
 
 
