@@ -454,13 +454,14 @@ def _store_image(fs, size):
 
 
 def _prepare_store(name, fs, size):
-    """A store of `size` items as each system has it after opening it: ours derives the
-    index and MEMORY.md on open; ESP-Claw's state is that of its own compaction."""
+    """A store of `size` items as each system has it after its own compaction of the
+    written records (which gives the items their labels from their tags)."""
     dev, ids, maxed, count = _store_image(fs, size)
     clock = Clock(T0)
     if name == "ours":
         s = Ours("/flash", clock=clock)
         s.warm()
+        s.compact_store()
         s.close()
     elif name == "espclaw":
         espclaw.EspClawStore("/flash/memory", clock).init().compact()
@@ -580,6 +581,7 @@ def case_prepare(a):
         write_records("/flash/memory", 128 if maxed else a["size"], maxed)
         s = Ours("/flash", clock=Clock(T0))
         s.warm()
+        s.compact_store()  # the items get their labels, as in _prepare_store
         labs = s.labels()
         # What the heap cases operate on, found here so that they need not list the store.
         info = {"labels": len(labs), "label": labs[len(labs) // 2], "target": s.ids()[0]}

@@ -252,6 +252,7 @@ def _system_script():
           ("profile", "# User\n\nName: Ada\n"), ("session", "new work")]
     for n in range(2, 7):
         s.append(("turn", "work", n, 700))  # passes the 4000-byte limit: compaction
+    s.append(("ask", "work", 20))  # an unfinished turn in the session deleted below
     s += [("forget", "User likes green tea"), ("session", "switch default_01"),
           ("session", "delete work"), ("store", "User has a dog named Rex", "pets"),
           ("store", "User speaks Portuguese", "language"), ("store", "User cycles to work", "commute"),
@@ -271,9 +272,17 @@ class _Model:
         self.current = "default_01"
         self.aliases = ["default_01"]
         self.blocked = set()
+        self.deleted = set()  # aliases deleted at some point
 
     def apply(self, step):
         op = step[0]
+        if op in ("ask", "race_start"):  # a user message of a turn that is not finished
+            alias = step[1]
+            if alias not in self.blocked:
+                self.dialogue.setdefault(alias, []).append(("user", step[2]))
+            return
+        if op == "race_end":  # refused: the session was deleted while the request ran
+            return
         if op in ("turn", "big"):
             alias, n = step[1], step[2]
             if alias in self.blocked:
@@ -298,6 +307,7 @@ class _Model:
             if sub == "new":
                 self.aliases.append(alias)
                 self.current = alias
+                self.deleted.discard(alias)
             elif sub == "switch":
                 self.current = alias
             elif sub == "delete":
@@ -305,10 +315,134 @@ class _Model:
                 self.dialogue.pop(alias, None)
                 self.tools.pop(alias, None)
                 self.blocked.discard(alias)
+                self.deleted.add(alias)
 
 
 def _sid(alias):
     return "chat:%s:%s:%s" % (CH, CHAT, alias)
+
+
+def _models(script, acked):
+    """(done, flight): the model after the acknowledged steps, and after the step in flight."""
+    done = _Model()
+    flight = _Model()
+    for step in script[: len(acked)]:
+        done.apply(step)
+        flight.apply(step)
+    if len(acked) < len(script):
+        flight.apply(script[len(acked)])
+    return done, flight
+
+
+def _dialogue(mem, alias):
+    got = []
+    tools = []
+    for m in mem.sessions.messages(_sid(alias), tokens=0):
+        if m["role"] == "tool":
+            tools.append(int(m["tool_call_id"][4:]))
+        elif not m.get("tool_calls"):
+            kind, n = m["content"].split()[:2]
+            got.append((kind, int(n)))
+    for t in got + [("tool", n) for n in tools]:
+        if (got + [("tool", n) for n in tools]).count(t) != 1:
+            raise AssertionError("%s: record %r twice" % (alias, t))
+    return got, tools
+
+
+def _check_sessions(mem, done, flight):
+    """The chat map is the done or the in-flight state, and every session agrees with it:
+    a live alias holds that state's dialogue (each record once, in order; a compaction may
+    have dropped whole oldest turns), a deleted one has no file at all. Returns (map state,
+    acknowledged records lost)."""
+    # A chat without a map starts at default_01 (what its first use creates).
+    state = mem.chats.aliases(CH, CHAT) or ("default_01", ["default_01"])
+    if state not in ((done.current, done.aliases), (flight.current, flight.aliases)):
+        raise AssertionError("chat map %r, expected %r or %r" % (
+            state, (done.current, done.aliases), (flight.current, flight.aliases)))
+    lost = 0
+    for alias in state[1]:
+        got, tools = _dialogue(mem, alias)
+        want = done.dialogue.get(alias, [])  # acknowledged
+        maybe = want + flight.dialogue.get(alias, [])  # what the step in flight may have added
+        if [r for r in got if r not in maybe]:
+            raise AssertionError("%s: records nobody wrote: %r" % (alias, got))
+        if got != sorted(got, key=lambda r: (r[1], r[0] == "final")):
+            raise AssertionError("%s: records out of order: %r" % (alias, got))
+        # A compaction drops whole oldest turns (hysteresis), never the newest one.
+        first = got[0][1] if got else 1 << 30
+        lost += len([r for r in want if r not in got and (r[1] >= first or not got)])
+        # The newest acknowledged tool round survives compaction (None: none expected).
+        if not any(m.tools.get(alias) is None or m.tools.get(alias) in tools for m in (done, flight)):
+            lost += 1
+    # Deleted sessions leave nothing behind and never come back.
+    for alias in (done.deleted | flight.deleted) - set(state[1]):
+        log = mem.sessions.path(_sid(alias))
+        if fsutil.exists(log) or fsutil.exists(log + ".pending") or mem.sessions.messages(_sid(alias)):
+            raise AssertionError("deleted session %s still has files" % alias)
+    return state, lost
+
+
+def lifecycle(limit=1500):
+    """/session new, switch and delete with unfinished turns and compactions, a session
+    deleted while a request on it runs (its answer refused), an alias used again."""
+    import claw_memory
+    from claw_memory.core import Request, SessionDeleted
+
+    script = [("turn", "default_01", 0, 50), ("session", "new work"), ("turn", "work", 1, 400),
+              ("turn", "work", 2, 400), ("turn", "work", 3, 400), ("ask", "work", 4),
+              ("session", "switch default_01"), ("session", "delete work"), ("session", "new work"),
+              ("turn", "work", 5, 50), ("session", "new racy"), ("race_start", "racy", 6),
+              ("session", "switch work"), ("session", "delete racy"), ("race_end", "racy", 6),
+              ("session", "new racy"), ("turn", "racy", 7, 50)]
+
+    def workload(acked):
+        mem = claw_memory.open(ROOT, "lite", session_limit=limit)
+        hooks = mem.hooks()
+        mem.chats.session_id(CH, CHAT)
+        racing = {}
+        for step in script:
+            op = step[0]
+            if op in ("turn", "ask"):
+                sid, n = _sid(step[1]), step[2]
+                mem.sessions.persist(sid, [(1, None, "user %d" % n)])
+                if op == "turn":
+                    mem.sessions.persist(sid, [(3, _call(n), None), (4, _result(n, step[3]), None)])
+                    mem.sessions.persist(sid, [(2, '{"role":"assistant","content":"final %d"}' % n, None)],
+                                         turn_completed=True)
+            elif op == "race_start":
+                req = racing[step[1]] = Request("user %d" % step[2], _sid(step[1]), CH, CHAT)
+                if hooks.request_gate(req) is None:
+                    hooks.persist(req, [(1, None, "user %d" % step[2])])
+            elif op == "race_end":
+                try:
+                    hooks.persist(racing[step[1]], [(2, None, "final %d" % step[2])], True)
+                except SessionDeleted:
+                    pass
+                else:
+                    raise AssertionError("an answer persisted to a deleted session")
+            elif op == "session":
+                reply = mem.session_command(CH, CHAT, step[1])
+                if reply.startswith("Session command failed"):
+                    raise OSError(5, reply)
+            if not flashsim.alive():
+                raise OSError(5, "power cut")  # returned, but after the cut: not acknowledged
+            acked.append(op)
+        mem.close()
+
+    def check(acked):
+        done, flight = _models(script, acked)
+        mem = claw_memory.open(ROOT, "lite", session_limit=limit)
+        state, lost = _check_sessions(mem, done, flight)
+        # The next turn works.
+        sid = _sid(state[0])
+        mem.sessions.persist(sid, [(1, None, "user 99")])
+        mem.sessions.persist(sid, [(2, None, "final 99")], turn_completed=True)
+        if mem.sessions.messages(sid)[-1]["content"] != "final 99":
+            raise AssertionError("next turn not replayed")
+        mem.close()
+        return lost
+
+    return workload, check
 
 
 def system(limit=4000):
@@ -336,6 +470,8 @@ def system(limit=4000):
                 mem.sessions.persist(sid, [(3, _call(n), None), (4, _result(n, pad), None)])
                 mem.sessions.persist(sid, [(2, '{"role":"assistant","content":"final %d"}' % n, None)],
                                      turn_completed=True)
+            elif op == "ask":
+                mem.sessions.persist(_sid(step[1]), [(1, None, "user %d" % step[2])])
             elif op == "big":
                 sid = _sid(step[1])
                 n = step[2]
@@ -364,50 +500,9 @@ def system(limit=4000):
         mem.close()
 
     def check(acked):
-        done = _Model()
-        flight = _Model()
-        for step in script[: len(acked)]:
-            done.apply(step)
-            flight.apply(step)
-        if len(acked) < len(script):
-            flight.apply(script[len(acked)])
+        done, flight = _models(script, acked)
         mem = claw_memory.open(ROOT, session_limit=limit, extract=False)
-        lost = 0
-        # Sessions: the dialogue of every live alias, each record once, in order.
-        # A chat without a map starts at default_01 (what its first use creates).
-        state = mem.chats.aliases(CH, CHAT) or ("default_01", ["default_01"])
-        if state not in ((done.current, done.aliases), (flight.current, flight.aliases)):
-            raise AssertionError("chat map %r, expected %r or %r" % (
-                state, (done.current, done.aliases), (flight.current, flight.aliases)))
-        for alias in set(done.aliases) | set(flight.aliases):
-            got = []
-            tools = []
-            for m in mem.sessions.messages(_sid(alias)):
-                if m["role"] == "tool":
-                    tools.append(int(m["tool_call_id"][4:]))
-                elif not m.get("tool_calls"):
-                    kind, n = m["content"].split()[:2]
-                    got.append((kind, int(n)))
-            for t in got + [("tool", n) for n in tools]:
-                if (got + [("tool", n) for n in tools]).count(t) != 1:
-                    raise AssertionError("%s: record %r twice" % (alias, t))
-            options = [m.dialogue.get(alias, []) for m in (done, flight)]
-            # A compaction drops whole oldest turns (hysteresis), never the newest.
-            options += [o[k:] for o in options for k in range(2, len(o), 2)]
-            if got not in options:
-                # Acknowledged records missing (or unknown ones present) in this session.
-                want = options[0]
-                missing = [r for r in want if r not in got]
-                if missing or [r for r in got if r not in options[1]]:
-                    lost += len(missing) or 1
-            # The newest acknowledged tool round survives compaction (None: none expected).
-            if not any(m.tools.get(alias) is None or m.tools.get(alias) in tools for m in (done, flight)):
-                lost += 1
-        # Deleted sessions leave nothing behind.
-        for alias in ("work",):
-            if alias not in done.aliases and alias not in flight.aliases:
-                if mem.sessions.messages(_sid(alias)):
-                    raise AssertionError("deleted session %s still has history" % alias)
+        state, lost = _check_sessions(mem, done, flight)
         # Blocking.
         for alias in done.blocked & flight.blocked:
             if not mem.sessions.blocked(_sid(alias)):
