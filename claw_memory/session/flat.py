@@ -35,6 +35,11 @@ class Reader:
         if off == 0 and self.more() and self.buf[:3] == _BOM:
             self.pos = 3
 
+    def use(self, f):
+        """Copy spans of `f` from now on (nothing of it is in the buffer)."""
+        self.f = f
+        self.n = self.pos = self.left = 0
+
     def more(self):
         """Read on, keeping the unread bytes; False at the record's end (the buffer is then
         left as it is)."""
@@ -111,41 +116,45 @@ class Reader:
         offsets of its body and the body itself when short. None when the record ends in
         it or (`check`) it is not what json.dumps writes."""
         start = self.base + self.pos
-        val = bytearray()
+        seg = self.pos  # bytes from here on are checked in one go (at the end or a refill)
+        val = b""  # the body so far when it spanned a refill
         while True:
             buf = self.buf
             q = buf.find(b'"', self.pos, self.n)
-            stop = q if q >= 0 else self.n
-            b = buf.find(b"\\", self.pos, stop)
-            if b >= 0:
-                stop = b
-            elif q < 0:
-                stop = _whole(buf, self.pos, self.n)  # a character cut by the buffer waits
-            if stop > self.pos:
-                seg = buf[self.pos : stop]
-                if check and not _strict(seg):
-                    return None
-                if val is not None:
-                    val = val + seg if len(val) + len(seg) <= _SHORT else None
-                self.pos = stop
+            b = buf.find(b"\\", self.pos, q if q >= 0 else self.n)
             if b >= 0:  # an escape: the quote found may be escaped
-                if not self.need(2) or self.buf[self.pos + 1] == 117 and not self.need(6):
-                    return None
-                k = _escape(self.buf, self.pos, self.n)
+                self.pos = b
+                if self.n - b < 6 and self.left:  # an escape cut by the buffer: read on
+                    if check and not _strict(buf, seg, b):
+                        return None
+                    val = _more(val, buf, seg, b)
+                    self.more()
+                    seg = self.pos
+                    continue
+                k = _escape(buf, b, self.n)
                 if not k:
-                    if check:
+                    if check or b + 1 >= self.n:
                         return None
                     k = 2
-                if val is not None:
-                    esc = self.buf[self.pos : self.pos + k]
-                    val = val + esc if len(val) + k <= _SHORT else None
-                self.pos += k
+                self.pos = b + k
                 continue
-            if q >= 0 and stop == q:
+            if q >= 0:
+                if check and not _strict(buf, seg, q):
+                    return None
                 self.pos = q + 1
-                return start, self.base + q, None if val is None else bytes(val)
+                if val is not None and (len(val) + q - seg) <= _SHORT:
+                    val = val + bytes(buf[seg:q]) if val else bytes(buf[seg:q])
+                else:
+                    val = None
+                return start, self.base + q, val
+            cut = _whole(buf, seg, self.n)  # a character cut by the buffer waits
+            if check and not _strict(buf, seg, cut):
+                return None
+            val = _more(val, buf, seg, cut)
+            self.pos = cut
             if not self.more():
                 return None
+            seg = self.pos
 
     def literal(self):
         """The bytes of a number, true, false or null at the cursor."""
@@ -249,8 +258,11 @@ def _whole(buf, a, n):
     return i if i + need > n and i > a else n
 
 
-def _strict(seg):
-    """No raw control character and valid UTF-8."""
+def _strict(buf, a, b):
+    """buf[a:b] holds no raw control character and is valid UTF-8."""
+    if b <= a:
+        return True
+    seg = memoryview(buf)[a:b]
     if min(seg) < 32:
         return False
     try:
@@ -258,6 +270,13 @@ def _strict(seg):
     except UnicodeError:
         return False
     return True
+
+
+def _more(val, buf, a, b):
+    # The body so far, while it is short.
+    if val is None or len(val) + b - a > _SHORT:
+        return None
+    return val + bytes(buf[a:b])
 
 
 def _escape(buf, i, n):

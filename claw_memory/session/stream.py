@@ -6,13 +6,16 @@
 # tool results re-framed for the backend) are copied from the files through one buffer;
 # the others (tool calls, content blocks, another backend's records) are parsed and
 # converted one at a time. Pairing of tool calls with their results follows
-# messages.pair_tools without holding the messages: a first pass (json_length) decides, per
-# message, whether it is sent and counts the bytes; later passes (json_chunks, once per LLM
-# call of the request) write them. `messages()` gives the same history as dicts.
+# messages.pair_tools without holding the messages: a first pass (json_length) scans the
+# records, decides per message whether it is sent, counts the bytes and keeps where the
+# copied parts are (a few ints per message); later passes (json_chunks, once per LLM call of
+# the request) copy them. `messages()` gives the same history as dicts.
+
+from array import array
 
 from .._compat import const
-from ..fsutil import Nothing
 from ..core import FINAL, USER, backend_format
+from ..fsutil import Nothing
 from ..messages import call_ids, classify, degrade, pair_tools
 from ..wire import ANTHROPIC, RESPONSES, dump, to_wire
 from . import flat
@@ -21,10 +24,18 @@ from .state import read
 from .window import records
 
 _BUF = const(2048)
+_SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
+_TEXTS = const(4096)  # bytes of converted messages kept after the first pass
 _ROLES = (b"user", b"assistant", b"tool")
 _TOOL_KEYS = (b"role", b"tool_call_id", b"content", b"is_error")
 _GROUP = b'{"role":"user","content":['  # Anthropic: the results of one round in one message
 _ERROR = b"Error: "
+# A flat message: (code, id start, id end, content start, content end), -1 when absent.
+_USER = const(1)
+_ASSISTANT = const(2)
+_TOOL = const(3)
+_TOOL_ERROR = const(4)
+_NAMES = ("", "user", "assistant", "tool", "tool")
 
 
 class History:
@@ -39,7 +50,7 @@ class History:
         self.backend = backend
         self.limit = limit
         self._note = note
-        self._plan = None  # (backend, flags per message, length)
+        self._plan = None  # _Plan of the first pass
 
     def __len__(self):
         """Records sent (the summary not counted)."""
@@ -49,9 +60,9 @@ class History:
         """The history as message dicts in their stored shape (the summary first), degraded
         for `backend` (default: the one it was made for), unpaired tool calls and results
         left out: what json_chunks() writes, before the wire conversion."""
-        it = self._each(backend or self.backend, None)
+        it = self._each(backend or self.backend, None, None)
         try:
-            out = pair_tools([m for role, fields, m in it])
+            out = pair_tools([m for role, d, m in it])
         finally:
             it.close()  # its files, should the list fail half way
         if self.summary is not None:
@@ -59,7 +70,7 @@ class History:
         return out
 
     def json_length(self, backend):
-        return self._plan_for(backend)[3]
+        return self._plan_for(backend).length
 
     def json_chunks(self, backend):
         """The wire messages of `backend`, as JSON texts separated by commas (byte pieces;
@@ -68,24 +79,34 @@ class History:
 
     # -- messages ----------------------------------------------------------------------------
 
-    def _each(self, backend, rd, scanned=None):
-        """(role, flat fields or None, dict or None) of every message from the window's
+    def _each(self, backend, rd, plan):
+        """(role, flat message or None, dict or None) of every message from the window's
         start, after degradation. With a Reader `rd`, records that can go out as stored are
-        scanned (their verdict added to `scanned`), or, given the verdicts of an earlier pass
-        (bytes), scanned again without the checks; without `rd` every record is parsed."""
+        scanned and `plan` learns them (first pass), or `plan` says where they are (later
+        passes); without `rd` every record is parsed."""
         snap = self.snap
         cur = backend_format(backend)
         damaged = 0
         first = self.first
+        later = plan is not None and plan.done
+        k = 0  # cursor in plan.spans
+        n = 0  # messages yielded
         with open(snap.log + ".idx", "rb") if snap.count > first else Nothing() as idx, \
                 open(snap.log, "rb") if snap.logged > first else Nothing() as lf, \
                 open(snap.log + fmt_.PEND, "rb") if snap.pend else Nothing() as pf:
             it = records(snap, first, idx)
             try:
                 for i, in_pend, off, ln, kind, fmt in it:
-                    planning = isinstance(scanned, bytearray)
-                    if planning:
-                        scanned.append(0)
+                    if plan is not None and not later:
+                        plan.verdicts.append(0)
+                        plan.counts.append(0)
+                    elif later and not plan.verdicts[i - first]:
+                        c = plan.counts[i - first]
+                        if all(j in plan.texts for j in range(n, n + c)):
+                            for j in range(n, n + c):  # converted in the first pass: kept
+                                yield plan.texts[j][0], None, None
+                            n += c
+                            continue
                     mism = cur and fmt and cur != fmt
                     if mism and kind != USER and kind != FINAL:
                         continue
@@ -94,23 +115,39 @@ class History:
                         damaged += 1
                         continue
                     if rd is not None:
-                        objs = None
-                        if planning:
+                        out = None
+                        if not later:
                             rd.open(f, off, ln)
-                            objs = flat.scan(rd, True)
-                            if objs is not None and rd.ends_line() and _sendable(objs) and (
-                                    not (mism and kind == FINAL) or _degrades_to_itself(objs)):
-                                scanned[-1] = 1
-                            else:
-                                objs = None
-                        elif scanned[i - first]:
-                            rd.open(f, off, ln)
-                            objs = flat.scan(rd, False)
-                            if objs is None:
-                                raise OSError(5, "session history changed while it was sent")
-                        if objs is not None:
-                            for o in objs:
-                                yield o[b"role"][2].decode(), o, None
+                            out = _quick(rd)
+                            if out is None:
+                                rd.open(f, off, ln)
+                                objs = flat.scan(rd, True)
+                                if objs is not None and rd.ends_line() and _sendable(objs):
+                                    out = [_flat(o) for o in objs]
+                            if out is not None and mism and kind == FINAL and (
+                                    len(out) != 1 or out[0][3] < 0):
+                                out = None  # another backend's answer that is no plain text
+                            if out is not None:
+                                plan.verdicts[-1] = 1
+                                plan.keep(i, out)
+                        elif plan.verdicts[i - first]:
+                            sp = plan.spans
+                            if k < len(sp) and sp[k] == i:
+                                out = []
+                                while k < len(sp) and sp[k] == i:
+                                    out.append(tuple(sp[k + 1 : k + 6]))
+                                    k += 6
+                                rd.use(f)
+                            else:  # beyond what the first pass kept: scan again, unchecked
+                                rd.open(f, off, ln)
+                                objs = flat.scan(rd, False)
+                                if objs is None:
+                                    raise OSError(5, "session history changed while it was sent")
+                                out = [_flat(o) for o in objs]
+                        if out is not None:
+                            for d in out:
+                                yield _NAMES[d[0]], d, None
+                            n += len(out)
                             continue
                     obj = read(f, off, ln, self.limit)
                     if obj is None or not classify(obj)[0]:
@@ -120,51 +157,54 @@ class History:
                         obj = degrade(obj) if isinstance(obj, dict) else None
                         if obj is None:
                             continue
-                    if isinstance(obj, list):
-                        for m in obj:
-                            if isinstance(m, dict):
-                                yield m.get("role"), None, m
-                    else:
-                        yield obj.get("role"), None, obj
+                    c = 0
+                    for m in obj if isinstance(obj, list) else (obj,):
+                        if isinstance(m, dict):
+                            yield m.get("role"), None, m
+                            c += 1
+                    n += c
+                    if plan is not None and not later:
+                        plan.counts[-1] = min(c, 255)
             finally:
                 it.close()
-        if damaged and not isinstance(scanned, bytes):  # said once per request
+        if damaged and not later:  # said once per request
             self._note("%s: %d damaged record(s) skipped in replay" % (snap.log, damaged))
 
     # -- the request body --------------------------------------------------------------------
 
     def _plan_for(self, backend):
         p = self._plan
-        if p is None or p[0] != backend:
-            p = self._plan = (backend,) + self._make_plan(backend)
+        if p is None or p.backend != backend:
+            p = self._plan = _Plan(backend)
+            self._first_pass(p)
         return p
 
-    def _make_plan(self, backend):
-        """(flags, verdicts, length): whether each message is sent (pair_tools' rule),
-        whether each record goes out as stored, and the byte count json_chunks writes."""
-        flags = bytearray()
-        scanned = bytearray()
+    def _first_pass(self, plan):
+        """Whether each message is sent (pair_tools' rule), and the byte count json_chunks
+        writes."""
+        backend = plan.backend
         total = items = 0
         if self.summary is not None:
             total += len(self._summary(backend))
             items += 1
         group = None  # [call's number, ids, (its length, wire items), [(n, id, length)]]
-        it = self._each(backend, flat.Reader(_BUF), scanned)
+        it = self._each(backend, flat.Reader(_BUF), plan)
         try:
             for n, msg in enumerate(it):
-                group, total, items = _step(n, msg, backend, flags, group, total, items)
+                group, total, items = _step(n, msg, backend, plan, group, total, items)
         finally:
             it.close()
         if group is not None:
-            total, items = _close(group, flags, total, items, backend)
-        return flags, bytes(scanned), total + max(items - 1, 0)
+            total, items = _close(group, plan.flags, total, items, backend)
+        plan.length = total + max(items - 1, 0)
+        plan.done = True
 
     def _summary(self, backend):
         return b",".join(dump(w).encode() for w in
                          to_wire({"role": "system", "content": self.summary}, backend))
 
     def _write(self, backend, plan):
-        flags = plan[1]
+        flags = plan.flags
         sep = False  # a comma before the next item
         if self.summary is not None:
             yield self._summary(backend)
@@ -172,9 +212,9 @@ class History:
         grouped = backend == ANTHROPIC
         in_group = False
         rd = flat.Reader(_BUF)
-        it = self._each(backend, rd, plan[2])
+        it = self._each(backend, rd, plan)
         try:
-            for n, (role, fields, m) in enumerate(it):
+            for n, (role, d, m) in enumerate(it):
                 if n >= len(flags):
                     raise OSError(5, "session history changed while it was sent")
                 if not flags[n]:
@@ -191,7 +231,8 @@ class History:
                     if block:
                         yield _GROUP
                         in_group = True
-                for p in _parts(backend, fields, m, block):
+                text = plan.texts.get(n) if d is None and not block else None
+                for p in (text[1],) if text is not None else _parts(backend, d, m, block):
                     if isinstance(p, tuple):
                         for c in rd.copy(p[0], p[1]):
                             yield c
@@ -204,43 +245,137 @@ class History:
             yield b"]}"
 
 
-def _parts(backend, fields, m, block):
+class _Plan:
+    """What the first pass learnt for one backend."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.flags = bytearray()  # per message: sent
+        self.verdicts = bytearray()  # per record: goes out as stored (a flat record)
+        self.spans = array("i")  # record number and flat message, for the first _SPANS
+        self.counts = bytearray()  # per record: its messages
+        self.texts = {}  # message number: (role, wire text) of converted ones (up to _TEXTS bytes)
+        self.room = _TEXTS
+        self.length = 0
+        self.done = False
+
+    def remember(self, n, role, text):
+        if len(text) <= self.room and (role != "tool" or self.backend != ANTHROPIC):
+            self.texts[n] = (role, text)
+            self.room -= len(text)
+
+    def keep(self, i, msgs):
+        if len(self.spans) + 6 * len(msgs) <= 6 * _SPANS:
+            for d in msgs:
+                self.spans.append(i)
+                for v in d[:5]:
+                    self.spans.append(v)
+
+
+_HEADS = ((b'{"role":"user","content":"', _USER), (b'{"role":"assistant","content":"', _ASSISTANT))
+_TOOL_HEAD = b'{"role":"tool","tool_call_id":"'
+_TOOL_MID = b',"content":"'
+_TOOL_ERR = b',"is_error":'
+
+
+def _quick(rd):
+    """The flat messages of a record in the usual key order (ours, and cJSON's), checked,
+    without a general scan; None when it is not in that shape (scan it then)."""
+    if not rd.need(1):
+        return None
+    if rd.buf[rd.pos] == 91:  # [: tool results
+        rd.pos += 1
+        out = []
+        while True:
+            if not _lit(rd, _TOOL_HEAD):
+                return None
+            t = rd.string(True)
+            if t is None or t[2] is None or b"\\" in t[2] or not _lit(rd, _TOOL_MID):
+                return None
+            c = rd.string(True)
+            if c is None or not _lit(rd, _TOOL_ERR):
+                return None
+            if _lit(rd, b"false}"):
+                code = _TOOL
+            elif _lit(rd, b"true}"):
+                code = _TOOL_ERROR
+            else:
+                return None
+            out.append((code, t[0], t[1], c[0], c[1], t[2]))
+            if _lit(rd, b"]"):
+                break
+            if not _lit(rd, b","):
+                return None
+    else:
+        for head, code in _HEADS:
+            if _lit(rd, head):
+                break
+        else:
+            return None
+        c = rd.string(True)
+        if c is None or c[1] <= c[0] or not _lit(rd, b"}"):
+            return None
+        out = [(code, -1, -1, c[0], c[1], None)]
+    return out if rd.peek() == -1 and rd.ends_line() else None
+
+
+def _lit(rd, b):
+    # The next bytes are `b` (then consumed).
+    n = len(b)
+    if not rd.need(n) or rd.buf[rd.pos : rd.pos + n] != b:
+        return False
+    rd.pos += n
+    return True
+
+
+def _flat(o):
+    """A flat message from the scanned fields: (code, id start, id end, content start,
+    content end, id bytes or None)."""
+    role = o[b"role"][2]
+    c = o.get(b"content")
+    cs, ce = (c[0], c[1]) if c is not None and c[0] >= 0 else (-1, -1)
+    if role == b"user":
+        return _USER, -1, -1, cs, ce, None
+    if role == b"assistant":
+        return _ASSISTANT, -1, -1, cs, ce, None
+    t = o.get(b"tool_call_id")
+    ids, ide, tid = (t[0], t[1], t[2]) if t is not None and t[0] >= 0 else (-1, -1, None)
+    err = o.get(b"is_error")
+    code = _TOOL_ERROR if err is not None and err[2] == b"true" else _TOOL
+    return code, ids, ide, cs, ce, tid
+
+
+def _parts(backend, d, m, block):
     """The wire text of one message: bytes, and (start, end) spans of the record's file.
     `block`: an Anthropic tool result's block alone (it goes into its round's message)."""
-    if fields is None:
+    if d is None:
         ws = to_wire(m, backend)
         if block:
             return [dump(ws[0]["content"][0]).encode()]
         return [b",".join(dump(w).encode() for w in ws)]
-    role = fields[b"role"][2]
-    content = fields.get(b"content")
-    span = (content[0], content[1]) if content is not None and content[0] >= 0 else None
-    if role != b"tool":
-        return [b'{"role":"%s","content":"' % role, span, b'"}']
-    tid = fields.get(b"tool_call_id")
-    tid = b'"%s"' % tid[2] if tid is not None and tid[0] >= 0 else b'""'
-    err = fields.get(b"is_error")
-    err = err is not None and err[2] == b"true"
+    code = d[0]
+    content = (d[3], d[4]) if d[3] >= 0 else None
+    if code == _USER:
+        return [b'{"role":"user","content":"', content, b'"}']
+    if code == _ASSISTANT:
+        return [b'{"role":"assistant","content":"', content, b'"}']
+    tid = (d[1], d[2]) if d[1] >= 0 else None
+    err = code == _TOOL_ERROR
     if backend == ANTHROPIC:
-        out = [b'{"type":"tool_result","tool_use_id":%s,"content":"' % tid]
-    elif backend == RESPONSES:
-        out = [b'{"type":"function_call_output","call_id":%s,"output":"' % tid]
+        return [b'{"type":"tool_result","tool_use_id":"', tid, b'","content":"', content,
+                b'","is_error":%s}' % (b"true" if err else b"false")]
+    if backend == RESPONSES:
+        head = b'{"type":"function_call_output","call_id":"'
+        mid = b'","output":"'
     else:
-        out = [b'{"role":"tool","tool_call_id":%s,"content":"' % tid]
-    if err and backend != ANTHROPIC:
-        out.append(_ERROR)
-    if span is not None:
-        out.append(span)
-    if backend == ANTHROPIC:
-        out.append(b'","is_error":%s}' % (b"true" if err else b"false"))
-    else:
-        out.append(b'"}')
-    return out
+        head = b'{"role":"tool","tool_call_id":"'
+        mid = b'","content":"'
+    return [head, tid, mid + _ERROR if err else mid, content, b'"}']
 
 
-def _length(backend, fields, m, block):
+def _length(backend, d, m, block):
     n = 0
-    for p in _parts(backend, fields, m, block):
+    for p in _parts(backend, d, m, block):
         if isinstance(p, tuple):
             n += p[1] - p[0]
         elif p:
@@ -248,27 +383,34 @@ def _length(backend, fields, m, block):
     return n
 
 
-def _step(n, msg, backend, flags, group, total, items):
+def _step(n, msg, backend, plan, group, total, items):
     """One message of the first pass: decided now, or held in a tool-call group until the
     group ends. Returns (group, total, items)."""
-    role, fields, m = msg
+    role, d, m = msg
+    flags = plan.flags
     flags.append(0)
     if group is not None:
         if role == "tool":
-            group[3].append((n, _tool_id(fields, m),
-                             _length(backend, fields, m, backend == ANTHROPIC)))
+            group[3].append((n, _tool_id(d, m), _length(backend, d, m, backend == ANTHROPIC)))
             return group, total, items
         total, items = _close(group, flags, total, items, backend)
         group = None
     if role == "tool":
         return None, total, items  # a result whose call is not right before it
     ids = call_ids(m) if m is not None and role == "assistant" else ()
-    k = 1 if fields is not None else len(to_wire(m, backend))
+    if d is not None:
+        k, length = 1, _length(backend, d, m, False)
+    else:
+        ws = to_wire(m, backend)
+        k = len(ws)
+        text = b",".join(dump(w).encode() for w in ws)
+        length = len(text)
+        plan.remember(n, role, text)
     if ids:
-        return [n, ids, (_length(backend, fields, m, False), k), []], total, items
+        return [n, ids, (length, k), []], total, items
     if k:
         flags[n] = 1
-        total += _length(backend, fields, m, False)
+        total += length
         items += k
     return None, total, items
 
@@ -298,19 +440,10 @@ def _close(group, flags, total, items, backend):
     return total, items
 
 
-def _tool_id(fields, m):
-    if fields is None:
+def _tool_id(d, m):
+    if d is None:
         return m.get("tool_call_id")
-    v = fields.get(b"tool_call_id")
-    return v[2].decode() if v is not None and v[0] >= 0 else None
-
-
-def _degrades_to_itself(objs):
-    # Another backend's final answer: a message of string content is kept as it is.
-    if len(objs) != 1:
-        return False
-    c = objs[0].get(b"content")
-    return c is not None and c[0] >= 0
+    return d[5].decode() if d[5] is not None else None
 
 
 def _sendable(objs):

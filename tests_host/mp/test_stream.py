@@ -174,7 +174,7 @@ def test_records_that_are_not_what_dumps_writes_are_parsed():
         h = s.history("p", backend)
         da, db = _bodies(h, backend)
         eq(da, db, backend)
-        eq(h._plan[2][:6], b"\x00\x00\x00\x00\x01\x00", "parsed, but for the spaced one")
+        eq(bytes(h._plan.verdicts[:6]), b"\x00\x00\x00\x00\x01\x00", "parsed, but for the spaced one")
     dev.unmount()
 
 

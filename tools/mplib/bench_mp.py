@@ -217,19 +217,22 @@ def _delta(dev, before):
 
 
 def turn_records(n):
-    """One typical turn, about 0.9 KB: user, tool call, tool result, final answer."""
+    """One typical turn, about 0.9 KB: user, tool call, tool result, final answer, written in
+    the key order cJSON keeps (ESP-Claw prints what it parsed or built, in that order;
+    MicroPython's dicts have none)."""
     user = (1, None, "Turn %d: please check the living room sensor and tell me whether I should open "
                      "a window before the guests arrive this evening." % n)
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_%d" % n, "type": "function",
-         "function": {"name": "read_sensor", "arguments": espclaw.dumps({"room": "living", "kind": "climate"})}}]}
-    reading = {"ok": True, "celsius": 24.5, "humidity": 51, "co2_ppm": 930, "sensor": "bme680-living",
-               "note": "steady readings over the last hour " * 4}
-    result = [{"role": "tool", "tool_call_id": "call_%d" % n, "content": espclaw.dumps(reading), "is_error": False}]
-    final = {"role": "assistant", "content": "It is 24.5 C with 51%% humidity and CO2 at 930 ppm in the "
-             "living room (turn %d). Opening a window for ten minutes before your guests arrive will "
-             "freshen the air without cooling the room too much." % n}
-    return user, (3, espclaw.dumps(call), None), (4, espclaw.dumps(result), None), (2, espclaw.dumps(final), None)
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function",'
+            '"function":{"name":"read_sensor","arguments":%s}}]}'
+            % (n, espclaw.dumps('{"room":"living","kind":"climate"}')))
+    reading = ('{"ok":true,"celsius":24.5,"humidity":51,"co2_ppm":930,"sensor":"bme680-living",'
+               '"note":"%s"}' % ("steady readings over the last hour " * 4))
+    result = ('[{"role":"tool","tool_call_id":"call_%d","content":%s,"is_error":false}]'
+              % (n, espclaw.dumps(reading)))
+    final = ('{"role":"assistant","content":"It is 24.5 C with 51%% humidity and CO2 at 930 ppm in '
+             'the living room (turn %d). Opening a window for ten minutes before your guests arrive '
+             'will freshen the air without cooling the room too much."}' % n)
+    return user, (3, call, None), (4, result, None), (2, final, None)
 
 
 def run_turn(system, n, sid=SID):
