@@ -11,6 +11,7 @@
 import json
 
 from ._compat import dumps, exc_text
+from .wire import dump
 from .core import (FINAL, MESSAGES, REQUEST_START_ONLY, TOOL_CALL, TOOL_RESULTS, USER, Hooks,
                    failure_note, note)
 
@@ -144,8 +145,10 @@ class Agent:
                         called.append(call.name)
                         results.append({"role": "tool", "tool_call_id": call.id, "content": out,
                                         "is_error": not ok})
-                    self._persist(request, [(TOOL_CALL, reply.raw, None),
-                                            (TOOL_RESULTS, dumps(results), None)], False)
+                    # In ESP-Claw's key order: the history streams such records as they are.
+                    raw = "[" + ",".join(dump(r) for r in results) + "]"
+                    self._persist(request, [(TOOL_CALL, reply.raw, None), (TOOL_RESULTS, raw, None)],
+                                  False)
                     runtime.append(json.loads(reply.raw))
                     runtime += results
                     continue

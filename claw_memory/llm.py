@@ -318,8 +318,12 @@ class Anthropic(_Client):
                 uses.append(b)
         _fill_ids(uses, "id")
         calls = [ToolCall(b["id"], b["name"], args_text(b.get("input"))) for b in uses]
-        raw = dumps({"role": "assistant", "content": content})
-        return Reply("".join(texts), calls, raw, obj.get("stop_reason"))
+        text = "".join(texts)
+        if calls:  # the blocks as they came (thinking blocks go back within the turn)
+            raw = dumps({"role": "assistant", "content": content})
+        else:  # an answer: its text, a record the history streams as it is stored
+            raw = '{"role":"assistant","content":%s}' % dumps(text)
+        return Reply(text, calls, raw, obj.get("stop_reason"))
 
 
 class OpenAIResponses(_Client):

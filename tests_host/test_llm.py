@@ -269,7 +269,14 @@ def test_anthropic_text_blocks_are_concatenated_and_other_blocks_kept(srv):
     r = chat(client(srv, "anthropic"))
     assert r.text == "one two"
     assert r.stop == "max_tokens"
-    assert json.loads(r.raw) == {"role": "assistant", "content": content}
+    # An answer is kept as its text (thinking blocks matter only within a tool-using turn),
+    # in the form the streamed history sends as stored.
+    assert r.raw == '{"role":"assistant","content":"one two"}'
+    # With a tool call every block is kept, the thinking one included.
+    calls = content + [{"type": "tool_use", "id": "tu_1", "name": "t", "input": {}}]
+    srv.json({"type": "message", "role": "assistant", "content": calls, "stop_reason": "tool_use"})
+    r = chat(client(srv, "anthropic"))
+    assert json.loads(r.raw) == {"role": "assistant", "content": calls}
 
 
 def test_tools_as_dicts_and_missing_schema(srv):

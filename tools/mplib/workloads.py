@@ -1,6 +1,8 @@
 # Scripted workloads with their invariant checks, for power-cut matrices.
 # MIT license
 
+import json
+
 import flashsim
 from claw_memory import fsutil
 from claw_memory.session import Sessions
@@ -380,6 +382,58 @@ def _check_sessions(mem, done, flight):
         if fsutil.exists(log) or fsutil.exists(log + ".pending") or mem.sessions.messages(_sid(alias)):
             raise AssertionError("deleted session %s still has files" % alias)
     return state, lost
+
+
+def handover():
+    """A mixed hand-over: we persist turns and stop without close() (a reset), ESP-Claw's
+    firmware appends a turn to the same session (after our records it has no entries for),
+    we open it again and go on."""
+    import espclaw
+
+    def workload(acked):
+        s = Sessions(SESSION_DIR)
+        for n in range(3):  # indexed on the first turn, then lagging in RAM: lost by the reset
+            s.persist(SID, [(1, None, "user %d" % n)])
+            s.persist(SID, [(3, _call(n), None), (4, _result(n, 60), None)])
+            s.persist(SID, [(2, '{"role":"assistant","content":"final %d"}' % n, None)],
+                      turn_completed=True)
+            acked.append(n)
+        esp = espclaw.EspClawSessions(SESSION_DIR)
+        esp.persist(SID, [(1, '{"role":"user","content":"user 10"}', None)])
+        esp.persist(SID, [(2, '{"role":"assistant","content":"final 10"}', None)], True)
+        if not flashsim.alive():
+            raise OSError(5, "power cut")
+        acked.append(10)
+        s = Sessions(SESSION_DIR)
+        s.persist(SID, [(1, None, "user 11")])
+        s.persist(SID, [(2, None, "final 11")], turn_completed=True)
+        if not flashsim.alive():
+            raise OSError(5, "power cut")
+        acked.append(11)
+        s.close()
+
+    def check(acked):
+        if not fsutil.is_dir(SESSION_DIR):
+            return len(acked)
+        s = Sessions(SESSION_DIR)
+        texts = [m["content"] for m in s.messages(SID, tokens=0) if m["role"] != "tool" and not m.get("tool_calls")]
+        recs = [(int(t.split()[1]), t.split()[0] == "final") for t in texts]
+        if recs != sorted(recs) or len(set(recs)) != len(recs):
+            raise AssertionError("records doubled or out of order: %r" % texts)
+        lost = len([n for n in acked if (n, False) not in recs or (n, True) not in recs])
+        # After our open, ESP-Claw's own reader sees every record too (the gap indexed).
+        s.close()
+        esp = espclaw.EspClawSessions(SESSION_DIR)
+        body = esp.request_body(SID)
+        seen = [m["content"] for m in json.loads(body) if m.get("role") != "tool"
+                and not m.get("tool_calls")] if body else []
+        # (but an unfinished turn: it is in our pending file until it completes)
+        extra = texts[len(seen):]
+        if seen != texts[: len(seen)] or [t for t in extra if not t.startswith("user ")] or len(extra) > 1:
+            raise AssertionError("ESP-Claw reads %r, we read %r" % (seen, texts))
+        return lost
+
+    return workload, check
 
 
 def lifecycle(limit=1500):
