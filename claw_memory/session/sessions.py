@@ -235,6 +235,10 @@ class Sessions:
         if found:
             fsutil.remove(journal)
         self._serial += 1
+        for d in self._deletions:
+            if d[0] == log:
+                self._deletions.remove(d)
+                break
         self._deletions.append([log, self._serial])
         if len(self._deletions) > _DELETIONS:
             self._deletions.pop(0)

@@ -436,6 +436,66 @@ def handover():
     return workload, check
 
 
+def damaged_session():
+    """A session with three turns and an unfinished one, then a garbage line between two
+    entries, a torn tail and a garbage pending line (setup for repair())."""
+    import struct
+
+    fsutil.makedirs(SESSION_DIR)
+    s = Sessions(SESSION_DIR)
+    for n in range(3):
+        s.persist(SID, [(1, None, "user %d" % n), (2, None, "final %d" % n)], turn_completed=True)
+    s.persist(SID, [(1, None, "user 3")])
+    s.close()
+    log = s.path(SID)
+    with open(log, "rb") as f:
+        good = f.read()
+    at = good.index(b"\n") + 1
+    with open(log, "wb") as f:
+        f.write(good[:at] + b"garbage line\n" + good[at:] + b'{"role":"user","content":"tor')
+    with open(log + ".idx", "rb") as f:
+        idx = bytearray(f.read())
+    for k in range(8, len(idx), 10):
+        off, ln, t, fmt = struct.unpack("<IIBB", idx[k:k + 10])
+        if off >= at:
+            idx[k:k + 10] = struct.pack("<IIBB", off + 13, ln, t, fmt)
+    with open(log + ".idx", "wb") as f:
+        f.write(idx)
+    with open(log + ".pending", "ab") as f:
+        f.write(b"12garbage")
+
+
+def repair_run():
+    """repair() of a damaged session, then a turn: a cut anywhere leaves every record."""
+
+    def workload(acked):
+        s = Sessions(SESSION_DIR)
+        s.repair(SID)
+        if not flashsim.alive():
+            raise OSError(5, "power cut")
+        acked.append("repair")
+        s.persist(SID, [(2, None, "final 3")], turn_completed=True)
+        if not flashsim.alive():
+            raise OSError(5, "power cut")
+        acked.append("final 3")
+
+    def check(acked):
+        s = Sessions(SESSION_DIR)
+        got = [m["content"] for m in s.messages(SID, tokens=0)]
+        want = ["user 0", "final 0", "user 1", "final 1", "user 2", "final 2", "user 3"]
+        if got[:7] != want or got[7:] not in ([], ["final 3"]):
+            raise AssertionError("records after a cut in repair: %r" % got)
+        if "final 3" in acked and got[7:] != ["final 3"]:
+            return 1
+        s.repair(SID)  # whatever the cut left, a repair ends clean
+        rep = Sessions(SESSION_DIR).verify(SID)
+        if rep["dropped"] or rep["torn_tail_bytes"] or rep["pending_dropped"] or rep["leftovers"]:
+            raise AssertionError("not clean after a repair: %r" % rep)
+        return 0
+
+    return workload, check
+
+
 def lifecycle(limit=1500):
     """/session new, switch and delete with unfinished turns and compactions, a session
     deleted while a request on it runs (its answer refused), an alias used again."""
