@@ -191,7 +191,9 @@ class Sessions:
         summary = None
         if first:
             summary = window.summary(snap, st, first, backend_format(backend), self.max_record_bytes)
-        return History(snap, first, summary, backend, self.max_record_bytes, self._note)
+        if st.checked is None:
+            st.checked = [0, b""]
+        return History(snap, first, summary, backend, self.max_record_bytes, self._note, st.checked)
 
     def messages(self, session_id, backend="openai", file=None, tokens=None):
         """The history a request sends (see `history`) as message dicts, in file order:

@@ -23,9 +23,9 @@ from . import format as fmt_
 from .state import read
 from .window import records
 
-_BUF = const(2048)
+_BUF = const(1024)
 _SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
-_TEXTS = const(4096)  # bytes of converted messages kept after the first pass
+_TEXTS = const(2048)  # bytes of converted messages kept after the first pass
 _ROLES = (b"user", b"assistant", b"tool")
 _TOOL_KEYS = (b"role", b"tool_call_id", b"content", b"is_error")
 _GROUP = b'{"role":"user","content":['  # Anthropic: the results of one round in one message
@@ -43,8 +43,9 @@ class History:
     budget (a system message), then the records from the window's start. A streamed element
     for transport.Body; `messages()` gives it as dicts. Made by Sessions.history()."""
 
-    def __init__(self, snap, first, summary, backend, limit, note):
+    def __init__(self, snap, first, summary, backend, limit, note, checked=None):
         self.snap = snap
+        self.checked = checked  # (first record, verdicts) of this session's previous request
         self.first = first  # the first record sent
         self.summary = summary  # the summary message's content, None when nothing is left out
         self.backend = backend
@@ -89,6 +90,7 @@ class History:
         damaged = 0
         first = self.first
         later = plan is not None and plan.done
+        t0, tv = self.checked if self.checked is not None else (0, b"")
         k = 0  # cursor in plan.spans
         n = 0  # messages yielded
         with open(snap.log + ".idx", "rb") if snap.count > first else Nothing() as idx, \
@@ -118,7 +120,9 @@ class History:
                         out = None
                         if not later:
                             rd.open(f, off, ln)
-                            out = _quick(rd)
+                            # a record checked by an earlier request of this session is
+                            # only taken apart (the log is rewritten only with a new State)
+                            out = _quick(rd, not (t0 <= i < t0 + len(tv) and tv[i - t0]))
                             if out is None:
                                 rd.open(f, off, ln)
                                 objs = flat.scan(rd, True)
@@ -198,6 +202,9 @@ class History:
             total, items = _close(group, plan.flags, total, items, backend)
         plan.length = total + max(items - 1, 0)
         plan.done = True
+        if self.checked is not None:  # for the next request (a list kept by the State)
+            self.checked[0] = self.first
+            self.checked[1] = plan.verdicts
 
     def _summary(self, backend):
         return b",".join(dump(w).encode() for w in
@@ -268,8 +275,7 @@ class _Plan:
         if len(self.spans) + 6 * len(msgs) <= 6 * _SPANS:
             for d in msgs:
                 self.spans.append(i)
-                for v in d[:5]:
-                    self.spans.append(v)
+                self.spans.extend(d[:5])
 
 
 _HEADS = ((b'{"role":"user","content":"', _USER), (b'{"role":"assistant","content":"', _ASSISTANT))
@@ -278,7 +284,7 @@ _TOOL_MID = b',"content":"'
 _TOOL_ERR = b',"is_error":'
 
 
-def _quick(rd):
+def _quick(rd, check):
     """The flat messages of a record in the usual key order (ours, and cJSON's), checked,
     without a general scan; None when it is not in that shape (scan it then)."""
     if not rd.need(1):
@@ -289,10 +295,10 @@ def _quick(rd):
         while True:
             if not _lit(rd, _TOOL_HEAD):
                 return None
-            t = rd.string(True)
+            t = rd.string(check)
             if t is None or t[2] is None or b"\\" in t[2] or not _lit(rd, _TOOL_MID):
                 return None
-            c = rd.string(True)
+            c = rd.string(check)
             if c is None or not _lit(rd, _TOOL_ERR):
                 return None
             if _lit(rd, b"false}"):
@@ -312,7 +318,7 @@ def _quick(rd):
                 break
         else:
             return None
-        c = rd.string(True)
+        c = rd.string(check)
         if c is None or c[1] <= c[0] or not _lit(rd, b"}"):
             return None
         out = [(code, -1, -1, c[0], c[1], None)]
@@ -345,6 +351,16 @@ def _flat(o):
     return code, ids, ide, cs, ce, tid
 
 
+_U = (b'{"role":"user","content":"', b'"}')
+_A = (b'{"role":"assistant","content":"', b'"}')
+_T = {  # per backend: before the id, between id and content, after the content
+    "openai": (b'{"role":"tool","tool_call_id":"', b'","content":"', b'"}'),
+    RESPONSES: (b'{"type":"function_call_output","call_id":"', b'","output":"', b'"}'),
+    ANTHROPIC: (b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":false}'),
+}
+_T_ERR = b'","is_error":true}'
+
+
 def _parts(backend, d, m, block):
     """The wire text of one message: bytes, and (start, end) spans of the record's file.
     `block`: an Anthropic tool result's block alone (it goes into its round's message)."""
@@ -355,32 +371,35 @@ def _parts(backend, d, m, block):
         return [b",".join(dump(w).encode() for w in ws)]
     code = d[0]
     content = (d[3], d[4]) if d[3] >= 0 else None
-    if code == _USER:
-        return [b'{"role":"user","content":"', content, b'"}']
-    if code == _ASSISTANT:
-        return [b'{"role":"assistant","content":"', content, b'"}']
+    if code == _USER or code == _ASSISTANT:
+        head, tail = _U if code == _USER else _A
+        return [head, content, tail]
     tid = (d[1], d[2]) if d[1] >= 0 else None
-    err = code == _TOOL_ERROR
-    if backend == ANTHROPIC:
-        return [b'{"type":"tool_result","tool_use_id":"', tid, b'","content":"', content,
-                b'","is_error":%s}' % (b"true" if err else b"false")]
-    if backend == RESPONSES:
-        head = b'{"type":"function_call_output","call_id":"'
-        mid = b'","output":"'
-    else:
-        head = b'{"role":"tool","tool_call_id":"'
-        mid = b'","content":"'
-    return [head, tid, mid + _ERROR if err else mid, content, b'"}']
+    head, mid, tail = _T.get(backend) or _T["openai"]
+    if code == _TOOL_ERROR:
+        if backend == ANTHROPIC:
+            tail = _T_ERR
+        else:
+            mid += _ERROR  # APIs without an error flag read it in the text
+    return [head, tid, mid, content, tail]
 
 
-def _length(backend, d, m, block):
-    n = 0
-    for p in _parts(backend, d, m, block):
-        if isinstance(p, tuple):
-            n += p[1] - p[0]
-        elif p:
-            n += len(p)
+def _length(backend, d, block):
+    """Bytes of a flat message on the wire (what _parts gives, counted without it)."""
+    code = d[0]
+    n = d[4] - d[3] if d[3] >= 0 else 0
+    if code == _USER or code == _ASSISTANT:
+        return n + (_UN if code == _USER else _AN)
+    n += d[2] - d[1] if d[1] >= 0 else 0
+    head, mid, tail = _T.get(backend) or _T["openai"]
+    n += len(head) + len(mid) + len(tail)
+    if code == _TOOL_ERROR:
+        n += len(_T_ERR) - len(tail) if backend == ANTHROPIC else len(_ERROR)
     return n
+
+
+_UN = len(_U[0]) + len(_U[1])
+_AN = len(_A[0]) + len(_A[1])
 
 
 def _step(n, msg, backend, plan, group, total, items):
@@ -391,7 +410,12 @@ def _step(n, msg, backend, plan, group, total, items):
     flags.append(0)
     if group is not None:
         if role == "tool":
-            group[3].append((n, _tool_id(d, m), _length(backend, d, m, backend == ANTHROPIC)))
+            if d is not None:
+                length = _length(backend, d, True)
+            else:
+                w = to_wire(m, backend)
+                length = len(dump(w[0]["content"][0] if backend == ANTHROPIC else w[0]))
+            group[3].append((n, _tool_id(d, m), length))
             return group, total, items
         total, items = _close(group, flags, total, items, backend)
         group = None
@@ -399,7 +423,7 @@ def _step(n, msg, backend, plan, group, total, items):
         return None, total, items  # a result whose call is not right before it
     ids = call_ids(m) if m is not None and role == "assistant" else ()
     if d is not None:
-        k, length = 1, _length(backend, d, m, False)
+        k, length = 1, _length(backend, d, False)
     else:
         ws = to_wire(m, backend)
         k = len(ws)
