@@ -13,28 +13,28 @@ from array import array
 from .. import fsutil
 from .. import item as itm
 from . import digest, records
-from .index import Catalog
 from .table import Table
 
 
 def _groups(path, tab):
-    """Duplicate groups among the active slots (same dedupe key), in file order: a list of
-    lists of slots, the first being the group's first item. Keys are compared by hash and,
-    where two match, exactly (read from the records)."""
+    """Duplicate groups among the active slots (same dedupe key), in file order, as two
+    arrays: each group's first slot, and each slot's group (-1: none). Keys are compared by
+    hash and, where two match, exactly (read from the records)."""
     live = sorted(tab.active_slots(), key=lambda i: tab.off[i])
-    groups = []
+    heads = array("H")
+    gid = array("h", bytes(2 * len(tab.off)))  # 0: read as "group 0" only for active slots
     for i in live:
         found = -1
-        for g in range(len(groups)):
-            f = groups[g][0]
+        for g in range(len(heads)):
+            f = heads[g]
             if tab.same_key(f, i) and _key(path, tab, f) == _key(path, tab, i):
                 found = g
                 break
         if found < 0:
-            groups.append([i])
-        else:
-            groups[found].append(i)
-    return groups
+            found = len(heads)
+            heads.append(i)
+        gid[i] = found
+    return heads, gid, live
 
 
 def _key(path, tab, slot):
@@ -47,22 +47,26 @@ def compact(store, tab, cat, fold_start, pending_rows):
     path = store.records_path
     dsize = max(fsutil.size(store.digest_path), 0)
     counts, newest = digest.fold(store.digest_path, fold_start, dsize, tab)
-    groups = _groups(path, tab)
-    n = len(groups)
-    acc, upd, win = array("H"), array("I"), array("I")  # per group; win: whose content
-    for g in groups:
-        w = g[0]
-        a = min(tab.acc[w] + counts[w], 0xFFFF)
-        u = max(tab.upd[w], newest[w])
-        for i in g[1:]:
-            a = max(a, min(tab.acc[i] + counts[i], 0xFFFF))
-            ui = max(tab.upd[i], newest[i])
-            if ui > u:  # a newer duplicate brings its content
-                u, w = ui, i
-        acc.append(a)
-        upd.append(u)
-        win.append(w)
+    heads, gid, live = _groups(path, tab)
+    n = len(heads)
+    acc, upd, win = array("H", bytes(2 * n)), array("I", bytes(4 * n)), array("H", heads)  # per group
+    for g in range(n):
+        w = heads[g]
+        acc[g] = min(tab.acc[w] + counts[w], 0xFFFF)
+        upd[g] = max(tab.upd[w], newest[w])
+    for i in live:
+        g = gid[i]
+        if i == heads[g]:
+            continue
+        acc[g] = max(acc[g], min(tab.acc[i] + counts[i], 0xFFFF))
+        ui = max(tab.upd[i], newest[i])
+        if ui > upd[g]:  # a newer duplicate brings its content
+            upd[g], win[g] = ui, i
     counts = newest = None
+    many = bytearray(n)  # groups of more than one item
+    for i in live:
+        if i != heads[gid[i]]:
+            many[gid[i]] = 1
     alive = bytearray(b"\x01" * n)
     left = n
     while left > store.max_active:  # drop the lowest score (first minimum) until they fit
@@ -72,10 +76,11 @@ def compact(store, tab, cat, fold_start, pending_rows):
                 low = j
         alive[low] = 0
         left -= 1
-    # The new table and catalog are reserved before the writing phase's garbage (table.py).
+    # The new table is reserved before the writing phase's garbage (table.py); the catalog
+    # is rebuilt in place: its labels keep their ids (ESP-Claw's preferred id), new ones
+    # get the next, and the ones no kept item uses go at the end.
     new_tab = Table(left)
-    new_cat = Catalog(cat.size())
-    new_cat.next_id = cat.next_id
+    cat.reset_refs()
     pos = [0]
 
     def write_records(out):
@@ -83,21 +88,21 @@ def compact(store, tab, cat, fold_start, pending_rows):
             for j in range(n):
                 if not alive[j]:
                     continue
-                g = groups[j]
-                it = records.item_at(f, tab.off[g[0]])
-                if win[j] != g[0]:
+                h = heads[j]
+                it = records.item_at(f, tab.off[h])
+                if win[j] != h:
                     w = records.item_at(f, tab.off[win[j]])
                     for k in ("content", "tags", "source"):
                         it[k] = w[k]
                 made = it["created_at"]
-                for i in g[1:]:
-                    c = records.item_at(f, tab.off[i])["created_at"]
-                    if c and (not made or c < made):
-                        made = c
+                for i in live if many[j] else ():
+                    if gid[i] == j and i != h:
+                        c = records.item_at(f, tab.off[i])["created_at"]
+                        if c and (not made or c < made):
+                            made = c
                 it["access_count"], it["updated_at"], it["created_at"] = acc[j], upd[j], made
-                it["summary_ids"] = [new_cat.ensure(lab, _preferred(cat, lab))
-                                     for lab in itm.labels(it["tags"])]
-                new_cat.add_refs(it["summary_ids"], 1)
+                it["summary_ids"] = [cat.ensure(lab) for lab in itm.labels(it["tags"])]
+                cat.add_refs(it["summary_ids"], 1)
                 line = itm.to_json(it, []).encode() + b"\n"
                 out.write(line)
                 new_tab.put(it, pos[0])
@@ -105,15 +110,10 @@ def compact(store, tab, cat, fold_start, pending_rows):
                 pos[0] += len(line)
 
     fsutil.write_tmp(path, write_records)
-    line = digest.compact_line(now, new_cat.next_id)
+    line = digest.compact_line(now, cat.next_id)
     fsutil.write_tmp(store.digest_path, digest.tail_writer(store.digest_path, dsize, pending_rows + line))
     fsutil.commit(store.journal_path, [path, store.digest_path])
     for p in (store.index_path, store.md_path):
         fsutil.remove(p)
-    new_cat.pages.release()
-    return new_tab, new_cat, fsutil.size(store.digest_path) - len(line)
-
-
-def _preferred(cat, label):
-    i = cat.find(label)
-    return cat.sids[i] if i >= 0 else 0
+    cat.drop_unused()
+    return new_tab, cat, fsutil.size(store.digest_path) - len(line)

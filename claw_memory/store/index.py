@@ -92,19 +92,33 @@ class Catalog:
                 self.refs[i] = max(min(self.refs[i] + delta, 0xFFFF), 0)
 
     def drop_unused(self):
-        """Drop the labels no item references."""
-        for r in self.refs:
-            if not r:
-                break
-        else:
+        """Drop the labels no item references: in place (their bytes blanked in the pages)
+        unless the pages would then hold more garbage than labels (rebuilt compactly)."""
+        dead = [i for i in range(len(self.refs)) if not self.refs[i]]
+        if not dead:
             return
-        keep = Catalog()
-        keep.next_id = self.next_id
-        for i in range(len(self.sids)):
-            if self.refs[i]:
-                keep.add(self.sids[i], self.label_at(i), self.refs[i])
-        self.sids, self.refs, self.starts, self.lens, self.pages = (
-            keep.sids, keep.refs, keep.starts, keep.lens, keep.pages)
+        live = sum(self.lens[i] + 2 for i in range(len(self.lens)) if self.refs[i])
+        if self.pages.size() > 2 * live + PAGE:
+            keep = Catalog(live)
+            keep.next_id = self.next_id
+            for i in range(len(self.sids)):
+                if self.refs[i]:
+                    keep.add(self.sids[i], self.label_at(i), self.refs[i])
+            keep.pages.release()
+            self.sids, self.refs, self.starts, self.lens, self.pages = (
+                keep.sids, keep.refs, keep.starts, keep.lens, keep.pages)
+            return
+        for i in dead:  # blanked: find() never matches them again (labels hold no NUL)
+            self.pages.blank(self.starts[i] - 1, self.lens[i] + 2)
+        kept = [i for i in range(len(self.sids)) if self.refs[i]]
+        self.sids = array("H", [self.sids[i] for i in kept])
+        self.refs = array("H", [self.refs[i] for i in kept])
+        self.starts = array("I", [self.starts[i] for i in kept])
+        self.lens = array("B", [self.lens[i] for i in kept])
+
+    def reset_refs(self):
+        for i in range(len(self.refs)):
+            self.refs[i] = 0
 
     def retain(self, counts):
         """Set the reference counts to `counts` ({summary id: items}) and drop the labels

@@ -3,13 +3,14 @@
 #
 # ESP-Claw keeps `"keyword_index":{"term":["id",...],...}` for parity; nothing reads it to
 # answer queries. It is derived: written with the index, from the active items, in batches
-# of terms (by hash) so that no more than about 128 term/id pairs are held at a time.
+# of terms (by hash) so that no more than about 64 term/id pairs are held at a time (each
+# pass reads the items again: flushes are rare, RAM is short).
 
 from .. import item as itm
 from .. import text
 from .._compat import const, dumps
 
-_PAIRS_PER_PASS = const(128)
+_PAIRS_PER_PASS = const(64)
 
 
 def writer(items, pairs):

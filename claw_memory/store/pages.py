@@ -43,6 +43,13 @@ class Pages:
         """Give back the reserved pages not used."""
         del self.pages[self.cur + 1 :]
 
+    def blank(self, handle, n):
+        """Overwrite the n bytes at `handle` with NUL."""
+        page = self.pages[handle // PAGE]
+        at = handle % PAGE
+        for k in range(at, at + n):
+            page[k] = 0
+
     def get(self, handle, n):
         page = self.pages[handle // PAGE]
         at = handle % PAGE

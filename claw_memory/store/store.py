@@ -270,7 +270,11 @@ class Store(Changes):
         """Fold recall counts in, merge duplicates, drop tombstones, keep the best 128; then
         write every derived file (memory_index.json, MEMORY.md)."""
         self.open()
-        self._compact()
+        try:
+            self._compact()
+        except BaseException:
+            self._invalidate()  # the catalog was being rebuilt in place: read it again
+            raise
         self._write_derived()
 
     def flush(self):
