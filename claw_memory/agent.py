@@ -13,7 +13,7 @@ import json
 from ._compat import dumps, exc_text
 from .wire import dump
 from .core import (FINAL, MESSAGES, REQUEST_START_ONLY, TOOL_CALL, TOOL_RESULTS, USER, Hooks,
-                   failure_note, note)
+                   failure_note, note, system_text)
 
 STAGE_PREFIX = "\U0001f99e [Round %d] %s"  # "🦞 [Round N] <note>"
 
@@ -70,18 +70,13 @@ class Agent:
             return None
 
     def _system(self, request, start_sections):
-        parts = [self.system_prompt]
-        for name, content in start_sections:
-            parts.append("\n\n## %s\n%s" % (name, content))
+        sections = list(start_sections)
         for p in self.providers:
             if not p.flags & REQUEST_START_ONLY and p.kind != MESSAGES:
                 content = self._collect(p, request)
                 if content:
-                    parts.append("\n\n## %s\n%s" % (p.name, content))
-        if request.channel or request.chat_id:
-            parts.append("\n\n## Core Request\nsource_channel: %s\nsource_chat_id: %s" % (
-                request.channel or "", request.chat_id or ""))
-        return "".join(parts).strip()
+                    sections.append((p.name, content))
+        return system_text(self.system_prompt, sections, request.channel, request.chat_id)
 
     async def _call(self, call, request):
         tool = None

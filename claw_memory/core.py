@@ -114,3 +114,15 @@ def failure_note(reason, tool_summary=None):
     if tool_summary:
         note += "\n" + tool_summary
     return note
+
+
+def system_text(base, sections, channel=None, chat_id=None):
+    """The system prompt of a request: the caller's own text, then each section as
+    "## <name>" and its content, then the request's source (claw_core's layout)."""
+    parts = [base or ""]
+    for name, content in sections:
+        parts.append("\n\n## %s\n%s" % (name, content))
+    if channel or chat_id:
+        parts.append("\n\n## Core Request\nsource_channel: %s\nsource_chat_id: %s" % (
+            channel or "", chat_id or ""))
+    return "".join(parts).strip()

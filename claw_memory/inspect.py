@@ -6,6 +6,7 @@
 #   >>> inspect.history()             # the latest session's last 10 messages
 #   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
+#   >>> inspect.context()             # what the next request would carry, tokens per layer
 #
 # Each function prints a compact table and returns None; with `rows=True` it prints nothing
 # and returns the rows (dicts) instead. Each takes an opened memory (`mem=`) or a data root
@@ -221,6 +222,7 @@ def stats(root=None, rows=False, mem=None):
     as read), then bytes per layer, records, and the tokens each layer adds to a request
     (estimates; for sessions, the largest session's history within the token budget).
     `rows=True`: {"layers": [..], "sessions": [..]}."""
+    from ._compat import dumps
     from .core import Request
 
     mem = _mem(root, mem)
@@ -262,8 +264,73 @@ def stats(root=None, rows=False, mem=None):
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
          "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
+        {"layer": "tool definitions", "bytes": 0, "records": len(mem.tools()),
+         "tokens": text.estimate_tokens(dumps(_defs(mem.tools())))},
     ]
     if rows:
         return {"layers": layers, "sessions": sess}
     table(layers, ("layer", "bytes", "records", "tokens"), "per layer (tokens per request)")
+    return None
+
+
+def _defs(tools):
+    # The tool definitions as an OpenAI-style request carries them (for their tokens).
+    out = []
+    for t in tools:
+        schema = t.schema if not isinstance(t.schema, str) else text.json_value(t.schema)
+        out.append({"type": "function", "function": {"name": t.name, "description": t.description,
+                                                     "parameters": schema}})
+    return out
+
+
+def context(session=None, system_prompt="", backend="openai", root=None, rows=False, mem=None):
+    """What one request on a session (id or file name; default the latest) would carry:
+    the system prompt (`system_prompt` first, then each memory section), the history after
+    the token budget, and the tool definitions, with estimated tokens per layer. `rows=True`:
+    {"session", "system", "messages", "tools", "layers"}."""
+    from ._compat import dumps
+    from .core import MESSAGES, Request, system_text
+    from .wire import convert, dump
+
+    m = _mem(root, mem)
+    f, sid = _find(m, session)
+    if session is not None and f is None:
+        why = "no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
+        if rows:
+            raise ValueError(why)
+        print(why)
+        return None
+    parts = (sid or "").split(":")
+    channel, chat = (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == "chat" else (None, None)
+    req = Request("", sid, channel, chat)
+    layers = [{"layer": "your system prompt", "tokens": text.estimate_tokens(system_prompt or "")}]
+    sections = []
+    msgs = []
+    for p in m.providers():
+        if p.kind == MESSAGES:
+            if f is not None:
+                h = m.sessions.history(sid, backend, file=None if sid else f)
+                msgs = h.messages(backend)
+            wire = convert(msgs, backend)
+            layers.append({"layer": p.name, "tokens": sum(text.estimate_tokens(dump(w)) for w in wire),
+                           "messages": len(wire)})
+            continue
+        content = p.collect(req)
+        if content:
+            sections.append((p.name, content))
+            layers.append({"layer": p.name, "tokens": text.estimate_tokens(content)})
+    defs = _defs(m.tools())
+    layers.append({"layer": "tool definitions", "tokens": text.estimate_tokens(dumps(defs)),
+                   "messages": len(defs)})
+    system = system_text(system_prompt, sections, channel, chat)
+    out = {"session": sid or f, "system": system, "messages": msgs, "tools": defs,
+           "layers": layers, "total": sum(r["tokens"] for r in layers)}
+    if rows:
+        return out
+    print("== system prompt ==\n%s" % system)
+    table([dict(r, text=messages.cut(r["text"], 100)) for r in (messages.display(x) for x in msgs)],
+          ("role", "text"), "messages (%s, after the token budget)" % (sid or f or "no session"))
+    print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in defs))
+    table(layers + [{"layer": "total", "tokens": out["total"]}], ("layer", "tokens", "messages"),
+          "estimated tokens per layer")
     return None

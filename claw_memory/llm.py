@@ -216,15 +216,7 @@ class OpenAI(_Client):
         super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
 
     def _request(self, system, messages, tools):
-        msgs = ([{"role": "system", "content": system}] if system else []) + _wire(messages, OPENAI)
-        head = {"model": self.model, "max_tokens": self.max_tokens}
-        defs = _tool_defs(tools)
-        if defs:
-            head["tools"] = [
-                {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
-                for n, d, s in defs
-            ]
-        return head, "messages", msgs, self._bearer()
+        return _openai_body(system, messages, tools, self.model, self.max_tokens) + (self._bearer(),)
 
     def _reply(self, obj):
         choices = obj.get("choices")
@@ -284,16 +276,10 @@ class Anthropic(_Client):
         self.version = version
 
     def _request(self, system, messages, tools):
-        head = {"model": self.model, "max_tokens": self.max_tokens}
-        if system:
-            head["system"] = system
-        defs = _tool_defs(tools)
-        if defs:
-            head["tools"] = [{"name": n, "description": d, "input_schema": s} for n, d, s in defs]
         headers = {"Content-Type": "application/json", "anthropic-version": self.version}
         if self.api_key:
             headers["x-api-key"] = self.api_key
-        return head, "messages", _wire(messages, ANTHROPIC), headers
+        return _anthropic_body(system, messages, tools, self.model, self.max_tokens) + (headers,)
 
     def _reply(self, obj):
         content = obj.get("content")
@@ -351,22 +337,62 @@ class OpenAIResponses(_Client):
         self.reasoning_effort = reasoning_effort
 
     def _request(self, system, messages, tools):
-        head = {"model": self.model, "max_output_tokens": self.max_tokens, "store": False}
-        if system:
-            head["instructions"] = system
-        if self.reasoning_effort:
-            head["reasoning"] = {"effort": self.reasoning_effort}
-            head["include"] = ["reasoning.encrypted_content"]
-        defs = _tool_defs(tools)
-        if defs:
-            head["tools"] = [
-                {"type": "function", "name": n, "description": d, "parameters": s}
-                for n, d, s in defs
-            ]
-        return head, "input", _wire(messages, RESPONSES), self._bearer()
+        return _responses_body(system, messages, tools, self.model, self.max_tokens,
+                               self.reasoning_effort) + (self._bearer(),)
 
     def _reply(self, obj):
         return _from_responses(obj)
+
+
+# -- request bodies: (head, key of the message array, its items) ------------------------------
+
+
+def _openai_body(system, messages, tools, model, max_tokens):
+    msgs = ([{"role": "system", "content": system}] if system else []) + _wire(messages, OPENAI)
+    head = {"model": model, "max_tokens": max_tokens}
+    defs = _tool_defs(tools)
+    if defs:
+        head["tools"] = [
+            {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
+            for n, d, s in defs
+        ]
+    return head, "messages", msgs
+
+
+def _anthropic_body(system, messages, tools, model, max_tokens):
+    head = {"model": model, "max_tokens": max_tokens}
+    if system:
+        head["system"] = system
+    defs = _tool_defs(tools)
+    if defs:
+        head["tools"] = [{"name": n, "description": d, "input_schema": s} for n, d, s in defs]
+    return head, "messages", _wire(messages, ANTHROPIC)
+
+
+def _responses_body(system, messages, tools, model, max_tokens, reasoning_effort=None):
+    head = {"model": model, "max_output_tokens": max_tokens, "store": False}
+    if system:
+        head["instructions"] = system
+    if reasoning_effort:
+        head["reasoning"] = {"effort": reasoning_effort}
+        head["include"] = ["reasoning.encrypted_content"]
+    defs = _tool_defs(tools)
+    if defs:
+        head["tools"] = [
+            {"type": "function", "name": n, "description": d, "parameters": s}
+            for n, d, s in defs
+        ]
+    return head, "input", _wire(messages, RESPONSES)
+
+
+def request_body(backend, system, messages, tools=None, model="model", max_tokens=1024):
+    """The exact JSON body (bytes) a client of `backend` would POST for this request, built
+    here without a network or aiohttp (`claw-memory context --request`)."""
+    make = {OPENAI: _openai_body, ANTHROPIC: _anthropic_body, RESPONSES: _responses_body}.get(backend)
+    if make is None:
+        raise ValueError("unknown LLM backend: %r" % (backend,))
+    head, key, items = make(system, messages, tools, model, max_tokens)
+    return b"".join(transport.Body(head, key, items, backend).pieces())
 
 
 def _from_responses(obj):

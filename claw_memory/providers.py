@@ -8,7 +8,7 @@
 from . import memory_md, text
 from ._compat import exc_text
 from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider, note
-from .profile import NAMES, TITLES
+from .profile import FILES, NAMES, TITLES
 
 PROFILE = "Editable Profile Memory"
 LONG_TERM = "Long-term Memory"
@@ -44,14 +44,17 @@ def _guard(name, fn, log):
 
 
 def profile(prof, log=None):
-    """`Editable Profile Memory`: user, soul and identity documents with titles and paths."""
+    """`Editable Profile Memory`: user, soul and identity documents with titles and paths.
+    The path is the document's inside the data root (`memory/user.md`): ESP-Claw gives the
+    absolute one, for its file tools; ours edit by name, and the mount point is no business
+    of the LLM's (nor should it change what a request costs)."""
 
     def collect(request):
         parts = []
         for name in NAMES:
             body = text.trim(prof.read(name))
             if body:
-                parts.append("%s (%s):\n%s\n\n" % (TITLES[name], prof.path(name), body))
+                parts.append("%s (memory/%s):\n%s\n\n" % (TITLES[name], FILES[name], body))
         return "".join(parts) or None
 
     return ContextProvider(PROFILE, _guard(PROFILE, collect, log), SYSTEM_PROMPT)

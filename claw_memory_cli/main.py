@@ -185,6 +185,44 @@ def cmd_stats(args):
     return _with_copy(args, run)
 
 
+def cmd_context(args):
+    from claw_memory import inspect as insp
+    from claw_memory.llm import request_body
+
+    system = args.system
+    if system.startswith("@"):
+        with open(system[1:], encoding="utf-8") as f:
+            system = f.read()
+
+    def run(mem, where):
+        try:
+            ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem)
+        except ValueError as e:
+            raise CliError(str(e))
+        if args.request:
+            tools = mem.tools()
+            body = request_body(args.backend, ctx["system"], ctx["messages"], tools)
+            out = getattr(sys.stdout, "buffer", None)
+            if out is not None:
+                out.write(body + b"\n")
+            else:
+                sys.stdout.write(body.decode() + "\n")
+            return EXIT_OK
+        if args.json:
+            emit_json(dict(ctx, root=where, backend=args.backend))
+            return EXIT_OK
+        print("data root: %s, session: %s, backend: %s" % (where, ctx["session"] or "(none)", args.backend))
+        print("\n== system prompt ==\n%s" % ctx["system"])
+        table([dict(r, text=messages.cut(r["text"], 100)) for r in (messages.display(x) for x in ctx["messages"])],
+              ("role", "text"), "messages (after the token budget)")
+        print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in ctx["tools"]))
+        table(ctx["layers"] + [{"layer": "total", "tokens": ctx["total"]}], ("layer", "tokens", "messages"),
+              "estimated tokens per layer")
+        return EXIT_OK
+
+    return _with_copy(args, run)
+
+
 # -- verify / repair ----------------------------------------------------------------------------
 
 
@@ -467,6 +505,17 @@ def build_parser():
     d = sub.add_parser("stats", help="bytes, records and estimated tokens per layer and per session")
     _root_args(d)
     d.set_defaults(func=cmd_stats)
+
+    d = sub.add_parser("context", help="the system prompt, history and tools one request would carry")
+    _root_args(d)
+    d.add_argument("--session", metavar="ID", help="a session id or file name (default: the latest)")
+    d.add_argument("--backend", choices=("openai", "anthropic", "openai_responses"), default="openai",
+                   help="the LLM API whose request shape is shown (default openai)")
+    d.add_argument("--system", metavar="TEXT", default="",
+                   help="your agent's own system prompt (@FILE reads it from a file)")
+    d.add_argument("--request", action="store_true",
+                   help="print the exact JSON body of the request instead")
+    d.set_defaults(func=cmd_context)
 
     d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
     _root_args(d)

@@ -3,6 +3,7 @@ stats, export/import, flash, demo."""
 
 import hashlib
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -136,6 +137,34 @@ def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
     assert rc == 1 and "memory_index.json: missing, rebuilt from the records" in out
 
 
+def test_context_shows_one_request_and_its_tokens(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    rc, out, _ = _run(capsys, "context", str(root), "--json", "--system", "You are Claw.")
+    ctx = json.loads(out)
+    layers = {l["layer"]: l for l in ctx["layers"]}
+    assert rc == 0 and ctx["session"] == SID and ctx["system"].startswith("You are Claw.\n\n## ")
+    assert set(layers) == {"your system prompt", "Editable Profile Memory", "Long-term Memory",
+                           "Session History", "Memory Skills", "tool definitions"}
+    assert layers["tool definitions"]["tokens"] > layers["Memory Skills"]["tokens"] // 2
+    assert layers["Session History"]["messages"] == len(ctx["messages"]) > 0
+    assert ctx["total"] == sum(l["tokens"] for l in ctx["layers"])
+    # the profile names its documents inside the data root: the same tokens wherever mounted
+    other = tmp_path / "somewhere" / "deeper" / "root"
+    shutil.copytree(root, other)
+    rc, out, _ = _run(capsys, "context", str(other), "--json", "--system", "You are Claw.")
+    assert json.loads(out)["layers"] == ctx["layers"] and str(tmp_path) not in json.loads(out)["system"]
+    # the exact body a backend would receive
+    for backend, key in (("openai", "messages"), ("anthropic", "messages"), ("openai_responses", "input")):
+        rc, out, _ = _run(capsys, "context", str(root), "--request", "--backend", backend)
+        body = json.loads(out)
+        assert rc == 0 and body[key] and len(body["tools"]) == 7, backend
+    rc, out, _ = _run(capsys, "context", str(root), "--session", "chat:web:nobody:x")
+    assert rc != 0
+    rc, out, _ = _run(capsys, "context", str(root))
+    assert "== estimated tokens per layer ==" in out and "tool definitions" in out
+
+
 def test_stats_lists_every_session(tmp_path, capsys):
     root = tmp_path / "root"
     _build(root)
@@ -147,7 +176,8 @@ def test_stats_lists_every_session(tmp_path, capsys):
     data = json.loads(out)
     layers = {l["layer"]: l for l in data["layers"]}
     assert rc == 0
-    assert set(layers) == {"sessions", "profile", "long-term", "skills"}
+    assert set(layers) == {"sessions", "profile", "long-term", "skills", "tool definitions"}
+    assert layers["tool definitions"]["records"] == 7 and layers["tool definitions"]["tokens"] > 300
     assert layers["sessions"]["records"] == 6 and layers["sessions"]["tokens"] > 20
     assert layers["long-term"]["records"] == 2 and layers["long-term"]["tokens"] > 50
     assert layers["profile"]["bytes"] > 0

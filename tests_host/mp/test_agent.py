@@ -42,7 +42,7 @@ async def test_conversation_with_tools_survives_a_reboot():
     ok(published[0].startswith("\U0001f99e [Round 2] "), "lobster prefix")
     first = llm.calls[0]
     ok("## Long-term Memory\n" + LONG_TERM_PREAMBLE + "- (empty)" in first["system"], "empty catalog")
-    ok("## Editable Profile Memory\nUser Profile (/flash/memory/user.md):" in first["system"], "profile")
+    ok("## Editable Profile Memory\nUser Profile (memory/user.md):" in first["system"], "profile, its path inside the data root")
     ok("## Core Request\nsource_channel: web" in first["system"], "request section")
     eq(first["messages"], [{"role": "user", "content": "Please remember that I like jasmine tea"}],
        "the persisted user message comes from the history provider, once")
@@ -241,7 +241,7 @@ def test_providers_content():
     eq(provs["Editable Profile Memory"].collect(r), None, "all empty: skipped")
     with open(mem.profile.path("soul"), "w") as f:
         f.write("\n# Soul\nKind.\n\n")
-    eq(provs["Editable Profile Memory"].collect(r), "Agent Soul (/flash/memory/soul.md):\n# Soul\nKind.\n\n",
+    eq(provs["Editable Profile Memory"].collect(r), "Agent Soul (memory/soul.md):\n# Soul\nKind.\n\n",
        "title, path, trimmed text")
     mem.store.store("User likes chess", "games")
     ok(provs["Long-term Memory"].collect(r).endswith("Summary label catalog:\n- games\n"), "catalog")

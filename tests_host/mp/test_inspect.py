@@ -56,7 +56,7 @@ def _setup():
 def test_helpers_print_and_return_none_rows_return_data():
     dev, a, b = _setup()
     for fn in (inspect.sessions, inspect.items, inspect.labels, inspect.profile, inspect.stats,
-               inspect.history):
+               inspect.history, inspect.context):
         with Capture() as c:
             got = fn(root=ROOT)
         eq(got, None, fn.__name__ + " returns None")
@@ -74,6 +74,22 @@ def test_helpers_print_and_return_none_rows_return_data():
     out = c.text()
     ok(a in out and "chat:uart:console:project-a" in out and "?" in out, out)
     ok(by_id[a]["file"] in out, "files shown too")
+    dev.unmount()
+
+
+def test_context_is_what_one_request_carries():
+    dev, a, b = _setup()
+    ctx = inspect.context(a, "You are Claw.", root=ROOT, rows=True)
+    eq(ctx["session"], a, "the session")
+    ok(ctx["system"].startswith("You are Claw.\n\n## Editable Profile Memory\nUser Profile (memory/user.md)"),
+       "the system prompt as the agent builds it, the profile named inside the data root")
+    ok(ctx["system"].endswith("source_chat_id: %s" % a.split(":")[2]), "the request's source")
+    eq([m["content"] for m in ctx["messages"]], [m["content"] for m in
+                                                 claw_memory.open(ROOT, extract=False).sessions.messages(a)],
+       "the history the budget selects")
+    eq([d["function"]["name"] for d in ctx["tools"]][:2], ["memory_store", "memory_recall"], "tools")
+    eq(ctx["total"], sum(r["tokens"] for r in ctx["layers"]), "total")
+    raises(ValueError, inspect.context, "chat:web:nobody:x", root=ROOT, rows=True)
     dev.unmount()
 
 
@@ -109,7 +125,8 @@ def test_history_by_id_file_name_and_latest():
 def test_stats_lists_every_session():
     dev, a, b = _setup()
     st = inspect.stats(ROOT, rows=True)
-    eq([r["layer"] for r in st["layers"]], ["sessions", "profile", "long-term", "skills"], "layers")
+    eq([r["layer"] for r in st["layers"]], ["sessions", "profile", "long-term", "skills", "tool definitions"], "layers")
+    ok(st["layers"][-1]["tokens"] > st["layers"][3]["tokens"] // 2, "tool definitions counted (about as many as the skills)")
     sess = {r["file"]: r for r in st["sessions"]}
     eq(len(sess), 4, "every session, also the one without a turn")
     for r in st["sessions"]:
@@ -134,7 +151,8 @@ def test_helpers_never_create_a_data_root():
     dev = mount("lfs2", "/flash", blocks=64)
     inspect._last = None
     os.mkdir("/flash/docs")
-    for fn in (inspect.sessions, inspect.history, inspect.items, inspect.profile, inspect.stats):
+    for fn in (inspect.sessions, inspect.history, inspect.items, inspect.profile, inspect.stats,
+               inspect.context):
         e = raises(OSError, fn, root="/flash/docs")
         ok("no data root at /flash/docs" in str(e), str(e))
     raises(OSError, inspect.sessions, root="/flash/missing")
