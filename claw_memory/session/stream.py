@@ -36,6 +36,7 @@ _ASSISTANT = const(2)
 _TOOL = const(3)
 _TOOL_ERROR = const(4)
 _NAMES = ("", "user", "assistant", "tool", "tool")
+_CODES = {"user": _USER, "assistant": _ASSISTANT, "tool": _TOOL}
 
 
 class History:
@@ -104,9 +105,10 @@ class History:
                         plan.counts.append(0)
                     elif later and not plan.verdicts[i - first]:
                         c = plan.counts[i - first]
-                        if all(j in plan.texts for j in range(n, n + c)):
-                            for j in range(n, n + c):  # converted in the first pass: kept
-                                yield plan.texts[j][0], None, None
+                        kept = [plan.text(j) for j in range(n, n + c)]
+                        if None not in kept:
+                            for t in kept:  # converted in the first pass: kept
+                                yield t[0], None, t[1]
                             n += c
                             continue
                     mism = cur and fmt and cur != fmt
@@ -189,7 +191,8 @@ class History:
         backend = plan.backend
         total = items = 0
         if self.summary is not None:
-            total += len(self._summary(backend))
+            plan.head = self._summary(backend)
+            total += len(plan.head)
             items += 1
         group = None  # [call's number, ids, (its length, wire items), [(n, id, length)]]
         it = self._each(backend, flat.Reader(_BUF), plan)
@@ -213,8 +216,8 @@ class History:
     def _write(self, backend, plan):
         flags = plan.flags
         sep = False  # a comma before the next item
-        if self.summary is not None:
-            yield self._summary(backend)
+        if plan.head:
+            yield plan.head
             sep = True
         grouped = backend == ANTHROPIC
         in_group = False
@@ -238,8 +241,8 @@ class History:
                     if block:
                         yield _GROUP
                         in_group = True
-                text = plan.texts.get(n) if d is None and not block else None
-                for p in (text[1],) if text is not None else _parts(backend, d, m, block):
+                text = m if d is None and isinstance(m, memoryview) else None
+                for p in (text,) if text is not None else _parts(backend, d, m, block):
                     if isinstance(p, tuple):
                         for c in rd.copy(p[0], p[1]):
                             yield c
@@ -261,15 +264,29 @@ class _Plan:
         self.verdicts = bytearray()  # per record: goes out as stored (a flat record)
         self.spans = array("i")  # record number and flat message, for the first _SPANS
         self.counts = bytearray()  # per record: its messages
-        self.texts = {}  # message number: (role, wire text) of converted ones (up to _TEXTS bytes)
-        self.room = _TEXTS
+        self.head = b""  # the summary message, on the wire
+        # Converted messages' wire text (up to _TEXTS bytes), one blob: message number, role
+        # code and end offset per message in `tix`.
+        self.tbuf = bytearray()
+        self.tix = array("i")
         self.length = 0
         self.done = False
 
     def remember(self, n, role, text):
-        if len(text) <= self.room and (role != "tool" or self.backend != ANTHROPIC):
-            self.texts[n] = (role, text)
-            self.room -= len(text)
+        if len(self.tbuf) + len(text) <= _TEXTS and (role != "tool" or self.backend != ANTHROPIC):
+            self.tbuf += text
+            self.tix.extend((n, _CODES.get(role, 0), len(self.tbuf)))
+
+    def text(self, n):
+        """(role, wire text) kept for message n, or None."""
+        tix = self.tix
+        for k in range(0, len(tix), 3):
+            if tix[k] == n:
+                start = tix[k - 1] if k else 0
+                return _NAMES[tix[k + 1]] if tix[k + 1] else None, memoryview(self.tbuf)[start : tix[k + 2]]
+            if tix[k] > n:
+                break
+        return None
 
     def keep(self, i, msgs):
         if len(self.spans) + 6 * len(msgs) <= 6 * _SPANS:
