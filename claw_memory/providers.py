@@ -90,7 +90,7 @@ def history(sessions, backend, log=None):
         if not request.session_id:
             return None
         h = sessions.history(request.session_id, backend)
-        return [h] if len(h) or h.summary is not None else None
+        return [h] if len(h) or h.first else None
 
     return ContextProvider(HISTORY, _guard(HISTORY, collect, log), MESSAGES, REQUEST_START_ONLY)
 

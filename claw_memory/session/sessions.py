@@ -188,12 +188,7 @@ class Sessions:
         st = self._open(log)
         snap = window.Snapshot(log, st, self.max_record_bytes)
         first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
-        summary = None
-        if first:
-            summary = window.summary(snap, st, first, backend_format(backend), self.max_record_bytes)
-        if st.checked is None:
-            st.checked = [0, b""]
-        return History(snap, first, summary, backend, self.max_record_bytes, self._note, st.checked)
+        return History(snap, first, st, backend, self.max_record_bytes, self._note)
 
     def messages(self, session_id, backend="openai", file=None, tokens=None):
         """The history a request sends (see `history`) as message dicts, in file order:

@@ -21,7 +21,7 @@ class State:
         self.pend = 0  # records in the pending file
         self.pend_size = -1  # its size, -1 when there is none
         self.early = None  # summary lines of the oldest records (window.summary's cache)
-        self.checked = None  # [first record, verdicts] of the last request: checked records
+        self.checked = None  # (first record, verdicts) of the last request: records checked
         self.done = False  # the pending records were logged; the pending file still exists
 
     def records(self):

@@ -21,11 +21,12 @@ from ..wire import ANTHROPIC, RESPONSES, dump, to_wire
 from . import flat
 from . import format as fmt_
 from .state import read
+from . import window
 from .window import records
 
 _BUF = const(1024)
 _SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
-_TEXTS = const(2048)  # bytes of converted messages kept after the first pass
+_TEXTS = const(1024)  # bytes of converted messages kept after the first pass
 _ROLES = (b"user", b"assistant", b"tool")
 _TOOL_KEYS = (b"role", b"tool_call_id", b"content", b"is_error")
 _GROUP = b'{"role":"user","content":['  # Anthropic: the results of one round in one message
@@ -44,15 +45,22 @@ class History:
     budget (a system message), then the records from the window's start. A streamed element
     for transport.Body; `messages()` gives it as dicts. Made by Sessions.history()."""
 
-    def __init__(self, snap, first, summary, backend, limit, note, checked=None):
+    def __init__(self, snap, first, st, backend, limit, note):
         self.snap = snap
-        self.checked = checked  # (first record, verdicts) of this session's previous request
         self.first = first  # the first record sent
-        self.summary = summary  # the summary message's content, None when nothing is left out
+        self._st = st  # the session's State: summary lines, records checked before
         self.backend = backend
         self.limit = limit
         self._note = note
         self._plan = None  # _Plan of the first pass
+
+    @property
+    def summary(self):
+        """The content of the message that stands for the records left out by the token
+        budget, None when nothing is left out (made when asked: it is not kept)."""
+        if not self.first:
+            return None
+        return window.summary(self.snap, self._st, self.first, backend_format(self.backend), self.limit)
 
     def __len__(self):
         """Records sent (the summary not counted)."""
@@ -67,8 +75,9 @@ class History:
             out = pair_tools([m for role, d, m in it])
         finally:
             it.close()  # its files, should the list fail half way
-        if self.summary is not None:
-            out.insert(0, {"role": "system", "content": self.summary})
+        summary = self.summary
+        if summary is not None:
+            out.insert(0, {"role": "system", "content": summary})
         return out
 
     def json_length(self, backend):
@@ -91,7 +100,7 @@ class History:
         damaged = 0
         first = self.first
         later = plan is not None and plan.done
-        t0, tv = self.checked if self.checked is not None else (0, b"")
+        t0, tv = self._st.checked or (0, b"")
         k = 0  # cursor in plan.spans
         n = 0  # messages yielded
         with open(snap.log + ".idx", "rb") if snap.count > first else Nothing() as idx, \
@@ -190,7 +199,7 @@ class History:
         writes."""
         backend = plan.backend
         total = items = 0
-        if self.summary is not None:
+        if self.first:
             plan.head = self._summary(backend)
             total += len(plan.head)
             items += 1
@@ -205,9 +214,7 @@ class History:
             total, items = _close(group, plan.flags, total, items, backend)
         plan.length = total + max(items - 1, 0)
         plan.done = True
-        if self.checked is not None:  # for the next request (a list kept by the State)
-            self.checked[0] = self.first
-            self.checked[1] = plan.verdicts
+        self._st.checked = (self.first, plan.verdicts)  # trusted by the next request
 
     def _summary(self, backend):
         return b",".join(dump(w).encode() for w in

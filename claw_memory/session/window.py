@@ -119,33 +119,34 @@ def start(snap, budget):
 def summary(snap, st, first, cur, limit):
     """The content of the message that stands for records [0, first): the text of the first
     20 user/assistant messages (64 characters each) and how many records it leaves out, as
-    line B writes it. The lines are cached on the session's State."""
-    cache = st.early
+    line B writes it. The lines are cached on the session's State (as their JSON text)."""
+    cache = st.early  # [backend format, records read, lines, their JSON array's body]
     if cache is None or cache[0] != cur or cache[1] > first:
-        cache = [cur, 0, []]
-    upto, lines = cache[1], cache[2]
-    if len(lines) < _LINES and upto < first:
+        cache = [cur, 0, 0, ""]
+    upto, n, body = cache[1], cache[2], cache[3]
+    if n < _LINES and upto < first:
         with open(snap.log + ".idx", "rb") if snap.count > upto else Nothing() as idx, \
                 open(snap.log, "rb") if snap.logged > upto else Nothing() as lf, \
                 open(snap.log + fmt_.PEND, "rb") if snap.pend and first > snap.logged else Nothing() as pf:
             it = records(snap, upto, idx)
             try:
                 for i, in_pend, off, ln, kind, fmt in it:
-                    if i >= first or len(lines) >= _LINES:
+                    if i >= first or n >= _LINES:
                         break
                     upto = i + 1
-                    ln_ = _line(pf if in_pend else lf, off, ln, kind, fmt, cur, limit)
-                    if ln_ is not None:
-                        lines.append(ln_)
+                    line = _line(pf if in_pend else lf, off, ln, kind, fmt, cur, limit)
+                    if line is not None:
+                        body += ("," if body else "") + dumps(line)
+                        n += 1
             finally:
                 it.close()
-        cache[1] = upto
+        cache[1], cache[2], cache[3] = upto, n, body
     if cache[1] <= first:
         st.early = cache
-    out = list(lines)
-    if first > len(lines):
-        out.append("\u2026 %d earlier / tool messages omitted" % (first - len(lines)))
-    return SUMMARY_HEAD + dumps(out)
+    if first > n:
+        note = dumps("\u2026 %d earlier / tool messages omitted" % (first - n))
+        body += ("," if body else "") + note
+    return SUMMARY_HEAD + "[" + body + "]"
 
 
 def _line(f, off, ln, kind, fmt, cur, limit):
