@@ -649,10 +649,12 @@ def session_tables(res, out):
         out("### Near the 150 KiB limit")
         out("")
         out("One session of %d turns of the same workload (dialogue ~0.38 KB per turn, tool records "
-            "~0.5 KB): compaction keeps every user message and final answer and the newest tool "
-            "round, so as the dialogue alone approaches the limit compactions come closer together "
-            "until the session is blocked. Steady state = the last 40 turns before the end of the run "
-            "or the block." % p["near_turns"])
+            "~0.5 KB). ESP-Claw's compaction keeps every user message and final answer and the "
+            "newest tool round, so as the dialogue alone approaches the limit its compactions come "
+            "closer together until the session is blocked. Ours then drops the oldest whole turns "
+            "until 20 more turns of the recent size fit (hysteresis), so it compacts rarely and never "
+            "blocks on dialogue. Steady state = the last 40 turns before the end of the run or the "
+            "block." % p["near_turns"])
         out("")
         out("| system | FS | first compaction: turn · ops · flash ms · host ms | compactions in the run | "
             "steady state: compactions per 20 turns | turns that compacted | ops per compacting turn (median) | "
