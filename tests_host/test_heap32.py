@@ -1,4 +1,5 @@
-"""Every store operation at documented capacity, on the 32-bit ESP32-like unix port, with the
+"""Every store operation at documented capacity, a request start and a compaction of a session
+at the 150 KiB limit, and a listing of 2,000 sessions, on the 32-bit ESP32-like unix port, with the
 package compiled to .mpy and 145 KiB of heap free for the memory (what an ESP32-S3 without
 PSRAM has left after its firmware boots; the code's own heap is reported beside it)."""
 
@@ -30,7 +31,7 @@ def _run(binary, path, cwd, *args, heap="4M"):
 
 
 @pytest.mark.skipif(not os.path.exists(MP32), reason="the 32-bit port is not at ../shared/tools/micropython32")
-def test_every_store_operation_at_capacity_fits_145_kib(tmp_path):
+def test_every_operation_at_capacity_fits_145_kib(tmp_path):
     pkg = tmp_path / "mpy"
     _mpy_package(str(pkg))
     r = _run(MP32, str(pkg), str(tmp_path), "build", "root")  # relative: a board's path limit

@@ -1,6 +1,8 @@
 # The long-term store at its documented capacity (128 items with maximum-size content, tags
-# and keywords, 3 labels each: 384 labels), and a run of every store operation against it
-# in a heap of a given free size (tests_host/test_heap32.py, on the 32-bit port).
+# and keywords, 3 labels each: 384 labels), a session at the 150 KiB limit and 2,000 other
+# sessions, and a run of every store operation and the session operations that read much
+# (request start, compaction, listing) in a heap of a given free size
+# (tests_host/test_heap32.py, on the 32-bit port).
 # MIT license
 import gc
 import sys
@@ -16,13 +18,37 @@ def build(root, n=128):
         t[0] += 1
         return t[0]
 
-    mem = claw_memory.open(root, extract=False, clock=clock)
+    mem = claw_memory.open(root, extract=False, clock=clock, session_limit=1 << 30)
     for k in range(n):
         words = ["w%03d%s" % (k, c * 5) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"]
         content = ("Fact %03d: " % k + " ".join(words))[:255]
         tags = ",".join("label%03d%s%s" % (k, c, "x" * 25) for c in "abc")[:95]
         mem.store.store(content, tags, ",".join(words[:3]))
+    # A session at the limit: turns of a user message, a tool round and an answer.
+    sid = "chat:uart:console:default_01"
+    n = 0
+    while mem.sessions.stat(sid)["bytes"] < 150 * 1024:
+        mem.sessions.persist(sid, [(1, None, "Turn %d: how warm is the living room, and should I open "
+                                             "a window before the guests arrive?" % n)])
+        call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+                '"function":{"name":"read_sensor","arguments":"{}"}}]}' % n)
+        res = ('[{"role":"tool","tool_call_id":"c%d","content":"{\\"celsius\\":24.5,\\"note\\":\\"%s\\"}",'
+               '"is_error":false}]' % (n, "steady " * 40))
+        mem.sessions.persist(sid, [(3, call, None), (4, res, None)])
+        mem.sessions.persist(sid, [(2, None, "It is 24.5 C (turn %d): open it for ten minutes." % n)], True)
+        n += 1
     mem.close()
+    # 2,000 small sessions, written as ESP-Claw writes them (quicker than 2,000 persists).
+    from claw_memory.session import file_name
+
+    for k in range(2000):
+        log = root + "/sessions/" + file_name("chat:web:u%d:default_01" % k)
+        data = b'{"role":"user","content":"hi %d"}\n' % k
+        with open(log, "wb") as f:
+            f.write(data)
+        with open(log + ".idx", "wb") as f:
+            f.write(b"CHDX\x01\x00\x0a\x00" + len(data).to_bytes(4, "little").join(
+                [b"\x00\x00\x00\x00", b"\x01\x01"]))
 
 
 def _biggest():
@@ -93,6 +119,20 @@ def run(root, free_kib):
     step("tool_recall", lambda: tool("memory_recall", '{"summary_labels":["label010bxxxxxxxxxxxxxxx"]}'))
     step("tool_bad_label", lambda: tool("memory_recall", '{"summary_labels":["no such label"]}'))
     step("tool_store", lambda: tool("memory_store", '{"content":"User owns a red kayak","tags":"kayak"}'))
+    sid = "chat:uart:console:default_01"
+
+    def request_start():
+        h = mem.providers()[2].collect(Request("x", sid))[0]
+        n = h.json_length("openai")
+        got = 0
+        for c in h.json_chunks("openai"):
+            got += len(c)
+        if got != n or not n:
+            raise AssertionError("history %d of %d bytes" % (got, n))
+
+    step("history", request_start)
+    step("sessions", lambda: sum(1 for _ in mem.sessions.list()))
+    step("s_compact", lambda: mem.sessions.compact(sid))
     step("close", mem.close)
     print("ALL-OK")
 
