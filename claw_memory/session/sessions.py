@@ -299,14 +299,20 @@ class Sessions:
             yield self._peek(self.dir + "/" + name)
 
     def _peek(self, log):
+        # A session's stat without repairing it, in few file lookups (littlefs looks a name
+        # up by reading the directory: with thousands of sessions, lookups are the cost).
         st = self._cache.get(log)
         if st is not None:
             return self._stat(log)
-        plan = repair.analyse(log, self.max_record_bytes)
-        pend = repair.Pending(log, self.max_record_bytes).records
-        return {"file": log.rsplit("/", 1)[-1], "bytes": max(plan.log_size, 0),
-                "records": plan.report()["records"] + pend, "pending": pend,
-                "blocked": fsutil.exists(log + ".blocked")}
+        size = fsutil.size(log)
+        records = _indexed(log, size)
+        if records < 0:  # the index does not end where the log does: what an open would find
+            records = repair.analyse(log, self.max_record_bytes).report()["records"]
+        pend = 0
+        if fsutil.size(log + fmt_.PEND) >= 0:
+            pend = repair.Pending(log, self.max_record_bytes).records
+        return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
+                "pending": pend, "blocked": fsutil.exists(log + ".blocked")}
 
     def verify(self, session_id=None, file=None):
         """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
@@ -367,3 +373,21 @@ def _remove_files(log):
                    ".blocked"):
         found = fsutil.remove(log + suffix) or found
     return found
+
+
+def _indexed(log, size):
+    """Entries of a sound index whose last record ends where the log does (nothing for an
+    open to re-index), else -1."""
+    if size <= 0:
+        return 0 if size < 0 and fsutil.size(log + ".idx") < 0 else -1
+    try:
+        with open(log + ".idx", "rb") as f:
+            head = f.read(fmt_.HDR)
+            n = f.seek(0, 2)
+            count = fmt_.entry_count(n)
+            if head != fmt_.HEADER or (n - fmt_.HDR) % fmt_.ENT or not count:
+                return -1
+            off, ln = fmt_.entry_at(f, count - 1)
+    except OSError:
+        return -1
+    return count if off + ln == size else -1
