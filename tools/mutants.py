@@ -84,7 +84,9 @@ MUTANTS = [
      "a lone .idx.tmp with a partial entry counts as a whole index"),
     ("session/format", '    if head.startswith(b"P ") and head.endswith(b"\\n") and head[2:-1].isdigit():',
      '    if head.startswith(b"P ") and head[2:-1].isdigit():',
-     "a torn pending header (no newline) is accepted"),
+     "a torn pending header (no newline) is accepted",
+     "equivalent: the header and the first batch are one append, so a header cut before its newline "
+     "ends the file: no record follows and the file is removed either way"),
     ("session/format", "_SAFE_MAX = const(24)", "_SAFE_MAX = const(23)",
      "safe part of a session file name cut at 23 bytes"),
 
@@ -113,6 +115,9 @@ MUTANTS = [
     ("session/write", "    if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:",
      "    if st.lag_turns >= index_every or len(st.lag) > LAG_MAX:",
      "a new session gets no .idx with its first turn"),
+    ("session/write", "    if fsutil.size(log + \".idx\") != st.idx_size or fsutil.size(log) != st.log_size:",
+     "    if False:",
+     "an index lag is appended although another writer changed the files"),
     ("session/write", "    if len(raw) > max_record_bytes:", "    if len(raw) >= max_record_bytes:",
      "a record of exactly max_record_bytes is refused"),
     ("session/write", "            if kind not in (USER, FINAL):\n                raise ValueError(\"record %d: tool records need message JSON\" % n)\n",
@@ -128,7 +133,9 @@ MUTANTS = [
      "the last indexed record is not checked for its newline"),
     ("session/repair", "                if pos + n >= plan.log_size:\n                    plan.torn = n  # a record cut by a power loss: ignored",
      "                if pos + n > plan.log_size:\n                    plan.torn = n  # a record cut by a power loss: ignored",
-     "a torn last line is not recognised as a torn tail"),
+     "a torn last line is not recognised as a torn tail",
+     "equivalent: the over-long-line branch reads on to the end of the log and marks a line that "
+     "runs to the end as torn just the same"),
     ("session/repair", "    exact = plan.idx_size == fmt_.HDR + fmt_.ENT * plan.prefix",
      "    exact = True",
      "an index with a torn entry is appended to instead of rewritten"),
@@ -235,9 +242,8 @@ MUTANTS = [
     ("store/digest", "            if size > _KEEP:\n                f.readline(_KEEP)  # skip the partial first line\n",
      "",
      "a trimmed digest starts with a partial line"),
-    ("store/digest", "            if len(fields) < 4 or fields[1] != b\"recall\" or fields[3] != b\"access_count+1\":",
-     "            if len(fields) < 4 or fields[3] != b\"access_count+1\":",
-     "any digest line ending in access_count+1 counts as a recall"),
+    ("store/digest", "                    d[1] = max(d[1], ts)", "                    pass",
+     "recall time: only the first recall since compaction counts for updated_at"),
 
     # -- store/markdown ---------------------------------------------------------------------
     ("store/markdown", "        prio.append(it[\"access_count\"] << 32 | it[\"updated_at\"])",
