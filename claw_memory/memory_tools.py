@@ -9,7 +9,7 @@ from ._compat import const, dumps
 from .core import MissingContent, Tool
 from .tools import args, err, failed, required
 
-_LIST_MAX = const(16384)  # bytes of items in a memory_list result
+_LIST_MAX = const(16384)  # bytes of a memory_list result
 
 _STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
                       '"tags":{"type":"string"},"keywords":{"type":"string"}},"required":["content"]}')
@@ -121,14 +121,16 @@ class MemoryTools:
             items = self.store.list()
         except Exception as e:  # noqa: BLE001
             return failed("memory_list", e, self._log)
+        # The whole result, envelope and truncation note included, is at most 16 KiB of UTF-8.
+        used = len(_ok("memory_list", False, items=[], extra=',"truncated":true,"total":%d' % len(items)))
         out = []
-        used = 0
         for it in items:
             js = _item_json(it)
-            if used + len(js) > _LIST_MAX and out:
+            n = len(js.encode()) + (1 if out else 0)
+            if used + n > _LIST_MAX:
                 break
             out.append(js)
-            used += len(js) + 1
+            used += n
         extra = ""
         if len(out) < len(items):
             # Bounded, and still valid JSON (ESP-Claw cut its 32 KiB buffer mid-text).
