@@ -54,7 +54,8 @@ TESTS = {
     "item": [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_extract.py",
              _MP + "test_tools_gaps.py"],
     "tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_corpus.py"],
-    "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_corpus.py"],
+    "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_extract.py",
+                     _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_gaps.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
