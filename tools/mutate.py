@@ -166,7 +166,7 @@ def make_scratch(base, ignore):
 
 def run_tests(scratch, tests, timeout):
     """(passed, seconds, what failed) of pytest on `tests` inside `scratch`."""
-    tests = [t for t in tests if os.path.exists(os.path.join(scratch, t))]
+    tests = [t for t in tests if os.path.exists(os.path.join(scratch, t.split("::")[0]))]
     if not tests:
         return True, 0.0, ""
     env = dict(os.environ)
@@ -310,7 +310,8 @@ def score_table(mutants):
 def select(mutants, args):
     out = mutants
     if args.module:
-        out = [m for m in out if m.module == args.module or m.module.startswith(args.module.rstrip("/") + "/")]
+        out = [m for m in out if any(m.module == a or m.module.startswith(a.rstrip("/") + "/")
+                                     for a in args.module)]
     if args.only:
         want = set(args.only)
         out = [m for m in out if m.id in want]
@@ -326,10 +327,13 @@ def select(mutants, args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--module", help="only this module or package (e.g. session/repair, store)")
+    ap.add_argument("--module", nargs="+", help="only these modules or packages (e.g. session/repair store)")
     ap.add_argument("--only", nargs="+", metavar="ID", help="only these mutants (module:n)")
     ap.add_argument("--sample", type=int, help="a random sample of N mutants")
     ap.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    ap.add_argument("--tests", nargs="+", metavar="NODE",
+                    help="run these pytest node ids instead of the mapped tests (no stage 2): "
+                         "does this test kill that mutant?")
     ap.add_argument("--jobs", type=int, default=2, help="parallel workers (default 2)")
     ap.add_argument("--ignore", action="append", default=[], metavar="GLOB",
                     help="delete these files (relative glob) from the scratch copies")
@@ -360,6 +364,7 @@ def main(argv=None):
         print("%d mutants, %d apply, %d stale or invalid" % (len(mutants), len(mutants) - len(bad), len(bad)))
         return 1 if bad else 0
     todo = [m for m in mutants if m.status is None]
+    tests_of = (lambda m: args.tests) if args.tests else (lambda m: tests_for(m.module))
     print("mutate: %d mutants selected, %d to run, %d equivalent, %d stale/invalid" % (
         len(mutants), len(todo), sum(m.status == "equivalent" for m in mutants), len(bad)), flush=True)
 
@@ -367,7 +372,7 @@ def main(argv=None):
     try:
         pool = Pool(max(args.jobs, 1), base, args.ignore)
         jobs = max(args.jobs, 1)
-        times = baseline(pool, [tests_for(m.module) for m in todo], jobs) if todo else {}
+        times = baseline(pool, [tests_of(m) for m in todo], jobs) if todo else {}
         done = [0]
 
         def stage(ms, tests_of, limit, n):
@@ -381,10 +386,9 @@ def main(argv=None):
             with ThreadPoolExecutor(jobs) as ex:
                 list(ex.map(one, ms))
 
-        stage(todo, lambda m: tests_for(m.module),
-              lambda m: 3 * times[tuple(tests_for(m.module))] + 60, 1)
-        survivors = [m for m in todo if m.status == "survived" and tests_for(m.module) != ["tests_host"]]
-        if survivors and not args.no_full:
+        stage(todo, tests_of, lambda m: 3 * times[tuple(tests_of(m))] + 60, 1)
+        survivors = [m for m in todo if m.status == "survived" and tests_of(m) != ["tests_host"]]
+        if survivors and not args.no_full and not args.tests:
             print("mutate: %d survivors; the whole suite, unmutated first" % len(survivors), flush=True)
             full = baseline(pool, [["tests_host"]], 1)[("tests_host",)]
             stage(survivors, lambda m: ["tests_host"], lambda m: 2 * full + 120, 2)

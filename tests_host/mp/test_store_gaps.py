@@ -305,14 +305,17 @@ def test_an_esp_claw_item_with_many_tags_gets_three_labels():
 
 
 def _ranked_store():
-    # a: 2 recalls, older than e; c and d tie on both counts (ids decide); b is the oldest.
+    # tomatoes: 2 recalls, older than museums; four items tie on both counts (their ids decide,
+    # not the order they were stored in); scarves is the oldest.
     dev, mem, clock = _fresh()
     a, _ = mem.store.store("User grows tomatoes", "garden")
     clock.t = T0 + 100
     mem.store.store("User knits scarves", "craft")
     clock.t = T0 + 200
+    mem.store.store("User brews kombucha", "brewing", memory_id="kappa-note")
+    mem.store.store("User dries herbs", "herbs", memory_id="alpha-note")
     mem.store.store("User bakes sourdough", "baking", memory_id="zeta-note")
-    mem.store.store("User brews kombucha", "brewing", memory_id="alpha-note")
+    mem.store.store("User carves spoons", "wood", memory_id="beta-note")
     clock.t = T0 + 300
     mem.store.recall(["garden"])
     mem.store.recall(["garden"])
@@ -322,8 +325,8 @@ def _ranked_store():
     return dev, mem
 
 
-_RANKED = ["User grows tomatoes", "User visits museums", "User brews kombucha",
-           "User bakes sourdough", "User knits scarves"]
+_RANKED = ["User grows tomatoes", "User visits museums", "User dries herbs", "User carves spoons",
+           "User brews kombucha", "User bakes sourdough", "User knits scarves"]
 
 
 def test_list_is_best_first_access_then_recency_then_id():
