@@ -64,6 +64,7 @@ TESTS = {
 GROUPS = (("storage", ("session/", "store/", "fsutil", "item", "text")),
           ("tools", ("tools", "memory_tools", "extract")))
 
+_LIVE = set()  # running pytest processes, killed when the tool is interrupted
 _SKIP = ("__pycache__", ".git", ".venv", ".pytest_cache", ".ruff_cache", "*.egg-info", "*.pyc")
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 
@@ -177,12 +178,15 @@ def run_tests(scratch, tests, timeout):
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
+    _LIVE.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         return None, time.monotonic() - t0, "timeout after %.0f s" % timeout
+    finally:
+        _LIVE.discard(proc)
     secs = time.monotonic() - t0
     text = out.decode("utf-8", "replace")
     if proc.returncode == 0:
@@ -192,6 +196,15 @@ def run_tests(scratch, tests, timeout):
         return False, secs, found[0]
     tail = [ln for ln in text.strip().splitlines() if ln.strip()][-1:] or ["?"]
     return False, secs, "pytest exit %d: %s" % (proc.returncode, tail[0][:100])
+
+
+def kill_live():
+    """Kill the running test processes (the tool was interrupted)."""
+    for proc in list(_LIVE):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 class Pool:
@@ -383,8 +396,14 @@ def main(argv=None):
                     done[0], len(ms), n, m.id, m.status, m.secs, m.by), flush=True)
 
             done[0] = 0
-            with ThreadPoolExecutor(jobs) as ex:
+            ex = ThreadPoolExecutor(jobs)
+            try:
                 list(ex.map(one, ms))
+            except BaseException:
+                kill_live()
+                ex.shutdown(wait=False, cancel_futures=True)
+                raise
+            ex.shutdown()
 
         stage(todo, tests_of, lambda m: 3 * times[tuple(tests_of(m))] + 60, 1)
         survivors = [m for m in todo if m.status == "survived" and tests_of(m) != ["tests_host"]]
@@ -393,6 +412,7 @@ def main(argv=None):
             full = baseline(pool, [["tests_host"]], 1)[("tests_host",)]
             stage(survivors, lambda m: ["tests_host"], lambda m: 2 * full + 120, 2)
     finally:
+        kill_live()
         shutil.rmtree(base, ignore_errors=True)
     out = table(mutants, time.monotonic() - t_start)
     print()
@@ -400,6 +420,10 @@ def main(argv=None):
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
             f.write(out + "\n")
+    if bad:
+        print("mutate: %d stale or invalid mutant(s): refresh them in tools/mutants.py" % len(bad),
+              file=sys.stderr)
+        return 1
     return 0
 
 
