@@ -48,8 +48,10 @@ def _write(path, data):
         f.write(data)
 
 
-def _index():
-    """memory_index.json as ESP-Claw's cJSON reads it: strict JSON (a stray comma fails)."""
+def _index(mem):
+    """memory_index.json after close() (derived files may be brought up to date lazily), as
+    ESP-Claw's cJSON reads it: strict JSON (a stray comma fails)."""
+    mem.close()
     data = _read(M + "/memory_index.json")
     strictjson.check(data)
     return json.loads(data)
@@ -195,7 +197,7 @@ def test_the_newest_label_id_is_never_reused_after_its_label_goes():
     mem = _open(clock)
     mem.store.store("User works from home", "work")
     eq(_sid_of(mem, "work"), 4, "nor id 3, after a compaction and a reopen")
-    eq(_index()["next_summary_id"], 5, "next_summary_id on flash")
+    eq(_index(mem)["next_summary_id"], 5, "next_summary_id on flash")
     dev.unmount()
 
 
@@ -213,12 +215,12 @@ def test_items_without_keywords_are_indexed_by_their_tags():
     mem = _open(clock)
     eq(len(mem.store.list()), 2, "both read")
     want = {"food": ["mem-1713000000-0001"], "japan": ["mem-1713000000-0001"], "city": ["esp-2"]}
-    eq(_index()["keyword_index"], want, "terms from the tags")
+    eq(_index(mem)["keyword_index"], want, "terms from the tags")
     c, _ = mem.store.store("User has a cat", "pets", "cat")
     want.update({"cat": [c["id"]], "pets": [c["id"]]})
-    eq(_index()["keyword_index"], want, "kept when another item is stored")
+    eq(_index(mem)["keyword_index"], want, "kept when another item is stored")
     mem.store.restore([{"id": "imp-1", "content": "User rides horses", "tags": "horse", "keywords": ""}])
-    eq(_index()["keyword_index"], {"horse": ["imp-1"]}, "imported without keywords")
+    eq(_index(mem)["keyword_index"], {"horse": ["imp-1"]}, "imported without keywords")
     dev.unmount()
 
 
@@ -228,7 +230,7 @@ def test_terms_with_quotes_and_brackets_stay_in_the_keyword_index():
     b, _ = mem.store.store('User bought a 7" tablet] case', '7" tablet]')
     c, _ = mem.store.store("User hums while cooking", "hums")
     d, _ = mem.store.store("User waves at the neighbours", "waves")
-    eq(_index()["keyword_index"], {'5" phone': [a["id"]], '7" tablet]': [b["id"]], "hums": [c["id"]],
+    eq(_index(mem)["keyword_index"], {'5" phone': [a["id"]], '7" tablet]': [b["id"]], "hums": [c["id"]],
                                    "waves": [d["id"]]}, "every term")
     dev.unmount()
 
@@ -243,16 +245,17 @@ def test_the_keyword_index_survives_its_mark_across_a_512_byte_boundary():
         dev, mem, clock = _fresh()
         for n, tags in enumerate(("aa,bb,cc", "dd,ee,ff", "gg,hh," + "i" * (1 + pad % 20))):
             mem.store.store("Padding fact number %d for the catalog" % n, tags, memory_id="p%d-%d" % (n, pad))
+        mem.close()
         at = _read(M + "/memory_index.json").find(_MARK)
         if 512 - len(_MARK) < at < 512:
             break
         dev.unmount()
     else:
         raise AssertionError("no catalog size put the mark across the boundary")
-    before = _index()["keyword_index"]
+    before = _index(mem)["keyword_index"]
     d, _ = mem.store.store("User flies kites on windy days", "kites")
     before["kites"] = [d["id"]]
-    eq(_index()["keyword_index"], before, "mark at %d: every term kept" % at)
+    eq(_index(mem)["keyword_index"], before, "mark at %d: every term kept" % at)
     dev.unmount()
 
 
@@ -261,7 +264,7 @@ def test_a_term_leaves_the_keyword_index_with_its_last_item():
     a, _ = mem.store.store("User keeps bees in the garden", "bees")
     b, _ = mem.store.store("User paints watercolours", "art")
     mem.store.forget(a["id"])
-    eq(_index()["keyword_index"], {"art": [b["id"]]}, "bees gone with its only item")
+    eq(_index(mem)["keyword_index"], {"art": [b["id"]]}, "bees gone with its only item")
     dev.unmount()
 
 
@@ -270,11 +273,11 @@ def test_forgetting_the_first_of_two_items_sharing_a_term_keeps_the_other():
     a, _ = mem.store.store("User keeps bees in the garden", "bees")
     b, _ = mem.store.store("User sells honey from the bees", "bees")
     c, _ = mem.store.store("User wears a veil with the bees", "bees")
-    eq(_index()["keyword_index"], {"bees": [a["id"], b["id"], c["id"]]}, "three ids")
+    eq(_index(mem)["keyword_index"], {"bees": [a["id"], b["id"], c["id"]]}, "three ids")
     mem.store.forget(a["id"])
-    eq(_index()["keyword_index"], {"bees": [b["id"], c["id"]]}, "first removed")
+    eq(_index(mem)["keyword_index"], {"bees": [b["id"], c["id"]]}, "first removed")
     mem.store.forget(c["id"])
-    eq(_index()["keyword_index"], {"bees": [b["id"]]}, "last removed")
+    eq(_index(mem)["keyword_index"], {"bees": [b["id"]]}, "last removed")
     dev.unmount()
 
 
@@ -282,11 +285,12 @@ def test_an_index_with_a_malformed_catalog_entry_is_rebuilt():
     dev, mem, clock = _fresh()
     mem.store.store("User keeps bees in the garden", "bees")
     mem.store.store("User paints watercolours", "art")
+    mem.close()
     idx = _read(M + "/memory_index.json")
     _write(M + "/memory_index.json", idx.replace(b'"ref_count":1', b'"ref_count":"one"', 1))
     mem = _open(clock)
     eq([(e["label"], e["ref_count"]) for e in mem.store.labels()], [("bees", 1), ("art", 1)], "rebuilt catalog")
-    eq(_index()["summaries"][0]["ref_count"], 1, "on flash")
+    eq(_index(mem)["summaries"][0]["ref_count"], 1, "on flash")
     dev.unmount()
 
 
