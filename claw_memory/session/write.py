@@ -154,8 +154,14 @@ def after_turn(log, st, index_every):
 
 
 def flush_index(log, st):
-    """Append the entries of logged-but-unindexed records to the .idx."""
+    """Append the entries of logged-but-unindexed records to the .idx. When the files are no
+    longer what `st` describes (another Sessions on the same root wrote this session), the
+    entries are dropped instead: the next open indexes those records from the log."""
     if not st.lag and st.idx_size >= 0:
+        return
+    if fsutil.size(log + ".idx") != st.idx_size or fsutil.size(log) != st.log_size:
+        st.lag = bytearray()
+        st.lag_turns = 0
         return
     data = st.lag if st.idx_size >= 0 else fmt_.HEADER + st.lag
     fsutil.append(log + ".idx", data)

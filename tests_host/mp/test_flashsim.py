@@ -141,3 +141,16 @@ def test_reboot_remounts_fat_too():
     eq(_read("/sd/memory/x"), b"123", "FAT survives reboot")
     eq(dev2.kind, "fat", "kind kept")
     dev2.unmount()
+
+
+def test_fail_read_gives_one_transient_eio():
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=64)
+        _write("/flash/a.bin", b"abc")
+        dev = dev.reboot()  # no cached blocks
+        dev.fail_read(0)
+        e = raises(OSError, os.stat, "/flash/a.bin")
+        eq(e.args[0], 5, "%s: the failed read is EIO" % kind)
+        eq(os.stat("/flash/a.bin")[6], 3, "%s: the next reads work" % kind)
+        eq(_read("/flash/a.bin"), b"abc", "%s: data untouched" % kind)
+        dev.unmount()

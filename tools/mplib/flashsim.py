@@ -4,8 +4,8 @@
 # A RAM block device with the extended interface littlefs needs and the simple one FAT uses,
 # formatted VfsLfs2 or VfsFat and mounted like a board's /flash or /sd. It counts program and
 # erase operations and bytes programmed, can cut power after N of them (optionally leaving
-# the interrupted operation half-applied), and can reboot: a fresh device built from the bytes
-# that survived is mounted again.
+# the interrupted operation half-applied), can fail one read with EIO, and can reboot: a fresh
+# device built from the bytes that survived is mounted again.
 #
 # The storage is an io.BytesIO: seek/readinto/write on it do not allocate, so the device keeps
 # working when called from a GC finaliser with the heap locked. Once dead, every call returns
@@ -51,6 +51,7 @@ class FlashSim:
         self.reads = 0
         self._budget = -1  # program/erase operations left before the cut; -1: never
         self._torn = False
+        self._read_fail = -1  # reads left before a transient read error; -1: never
         self.dead = False
         self.kind = None
         self.path = None
@@ -98,6 +99,11 @@ class FlashSim:
         self._budget -= 1
         return False
 
+    def fail_read(self, after):
+        """Let `after` more block reads succeed; the next one returns EIO (a transient read
+        error, as a marginal flash cell gives), and reads work again after it."""
+        self._read_fail = after
+
     def image(self):
         """The bytes that survive a power cut (everything programmed so far)."""
         if isinstance(self._io, io.BytesIO):
@@ -110,6 +116,10 @@ class FlashSim:
     def readblocks(self, block, buf, off=0):
         if self.dead:
             return -_EIO
+        if self._read_fail >= 0:
+            self._read_fail -= 1
+            if self._read_fail < 0:
+                return -_EIO
         self.reads += 1
         self._io.seek(block * self.block_size + off)
         self._io.readinto(buf)

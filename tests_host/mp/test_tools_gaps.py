@@ -1,0 +1,115 @@
+# Tool and extraction behaviours the rest of the suite did not pin (issue 13). Each test fails
+# when its behaviour breaks; expectations are written out by hand. Public API only.
+import json
+
+from flashsim import mount
+from mptest import eq, ok
+from scripted_llm import ScriptedLLM, say
+
+import claw_memory
+from claw_memory.core import Request
+
+HEAP = "8M"
+SID = "chat:web:local:default_01"
+
+
+def _answer(intent="none", *mems):
+    return say(json.dumps({"intent": intent, "memories": [
+        {"content": c, "tags": t, "keywords": k} for c, t, k in mems]}))
+
+
+def _setup(**kw):
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", **kw)
+    tools = {t.name: t for t in mem.tools()}
+    return dev, mem, tools
+
+
+async def _run(tools, name, args, request=None):
+    raw = args if isinstance(args, str) else json.dumps(args)
+    good, out = await tools[name].handler(raw, request or Request("t", SID, "web", "local"))
+    return good, out, json.loads(out)
+
+
+async def test_a_duplicate_memory_store_is_not_a_manual_write_and_adds_no_label():
+    x = ScriptedLLM([_answer("none", ("User lives in Lisbon", ["city"], ["Lisbon"]))])
+    dev, mem, tools = _setup(extraction_llm=x)
+    mem.store.store("User likes sushi", "food")
+    r = Request("I live in Lisbon and I like sushi", SID, "web", "local")
+    mem.hooks().on_request_start(r)
+    good, out, js = await _run(tools, "memory_store", {"content": "user likes SUSHI", "tags": "food"}, r)
+    eq((good, js["changed"]), (True, False), "a duplicate")
+    eq(await mem.hooks().stage_note(r), "Memory update: [city]", "the extraction is applied; food not noted")
+    eq(sorted(i["content"] for i in mem.store.list()), ["User likes sushi", "User lives in Lisbon"], "stored")
+    dev.unmount()
+
+
+async def test_memory_list_never_exceeds_16384_bytes_and_fills_them():
+    dev, mem, tools = _setup()
+    for n in range(60):  # 255-byte contents of 3-byte characters, distinct from their first one
+        mem.store.store(chr(0x4E00 + n) + "\u4e8c" * 84, "\u6807\u7b7e%d" % (n % 3), "\u4e8c")
+    good, out, js = await _run(tools, "memory_list", {})
+    size = len(out.encode())
+    ok(size <= 16384, "%d bytes" % size)
+    ok(size > 16384 - 1024, "no room left for another item (%d bytes)" % size)
+    eq((js["truncated"], js["total"]), (True, 60), "truncated")
+    dev.unmount()
+
+
+async def test_memory_update_of_the_tags_alone_changes_the_tags():
+    dev, mem, tools = _setup()
+    a, _ = mem.store.store("User drinks green tea every morning", "drink", "tea")
+    good, out, js = await _run(tools, "memory_update", {"memory_id": a["id"], "tags": "beverage"})
+    eq((good, js["changed"], js["summary"]), (True, True, "beverage"), "envelope")
+    got = mem.store.get(js["memory_id"])
+    eq((got["content"], got["tags"], got["keywords"]), ("User drinks green tea every morning", "beverage", "tea,drink,beverage"),
+       "tags changed; keywords kept (drink occurs in the content) and topped up")
+    dev.unmount()
+
+
+async def test_the_summary_of_a_write_is_its_first_label():
+    dev, mem, tools = _setup()
+    r = Request("t", SID, "web", "local")
+    good, out, js = await _run(tools, "memory_store", {"content": "User eats ramen in Tokyo", "tags": "food,japan"}, r)
+    eq(js["summary"], "food", "first label")
+    eq(await mem.hooks().stage_note(r), "Memory update: [food;japan]", "both labels noted")
+    dev.unmount()
+
+
+async def test_empty_arguments_are_an_empty_object():
+    dev, mem, tools = _setup()
+    mem.store.store("User likes sushi", "food")
+    good, out, js = await _run(tools, "memory_recall", "")
+    eq((good, js["ok"], len(js["items"])), (True, True, 1), "recall with no arguments")
+    dev.unmount()
+
+
+async def test_an_error_envelope_keeps_esp_claw_s_key_order():
+    dev, mem, tools = _setup()
+    good, out, js = await _run(tools, "memory_forget", {"memory_id": "mem-1-0001"})
+    eq(good, False, "failed")
+    ok(out.startswith('{"ok":false,"error":"memory_forget_failed","message":'), "order: %s" % out)
+    ok(out.endswith(',"code":"ESP_ERR_NOT_FOUND"}'), "code last: %s" % out)
+    dev.unmount()
+
+
+async def test_profile_update_refuses_blank_text_and_reports_no_change():
+    dev, mem, tools = _setup()
+    before = mem.profile.read("user")
+    good, out, js = await _run(tools, "profile_update", {"name": "user", "content": " \n\t "})
+    eq((good, js["error"]), (False, "content is required"), "blank refused")
+    eq(mem.profile.read("user"), before, "profile kept")
+    good, out, js = await _run(tools, "profile_update", {"name": "user", "content": before})
+    eq((good, js["changed"]), (True, False), "same text: unchanged")
+    dev.unmount()
+
+
+async def test_a_replace_forgets_an_item_sharing_only_a_keyword():
+    x = ScriptedLLM([_answer("replace", ("User moved from Lisbon to Porto", ["home"], ["Lisbon"]))])
+    dev, mem, tools = _setup(extraction_llm=x)
+    mem.store.store("User lives in Lisbon", "city", "Lisbon")
+    r = Request("I moved from Lisbon to Porto", SID, "web", "local")
+    mem.hooks().on_request_start(r)
+    eq(await mem.hooks().stage_note(r), "Memory update: [home]", "stored")
+    eq([i["content"] for i in mem.store.list()], ["User moved from Lisbon to Porto"], "the old fact is forgotten")
+    dev.unmount()
