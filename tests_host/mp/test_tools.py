@@ -145,7 +145,7 @@ async def test_memory_list_is_bounded():
     for n in range(120):
         mem.store.store("A long distinct memory number %d about %s" % (n, "x" * 150), "bulk%d" % (n % 7))
     good, out, js = await _run(tools, "memory_list", {})
-    ok(len(out) < 20000, "bounded output")
+    ok(len(out.encode()) <= 16384, "bounded output: 16 KiB of UTF-8, envelope included")
     eq((js["truncated"], js["total"]), (True, 120), "says it is truncated")
     ok(0 < len(js["items"]) < 120, "some items")
     dev.unmount()
