@@ -11,6 +11,7 @@ from .core import note
 
 MAX_SESSIONS = const(32)
 _ALIAS_MAX = const(32)
+_ID_MAX = const(512)  # bytes of a session id (session/format.py)
 _COMMAND_MAX = const(95)
 _SUB_MAX = const(7)
 _MAP_MAX = const(4096)
@@ -159,6 +160,9 @@ class Chats:
         if not channel or not chat_id:
             raise ValueError("a chat needs a channel and a chat id")
         key = chat_key(channel, chat_id, agent)
+        if len(text.to_bytes(key)) + 1 + _ALIAS_MAX > _ID_MAX:
+            raise ValueError("chat key over %d bytes: its session ids would not fit 512 bytes"
+                             % (_ID_MAX - 1 - _ALIAS_MAX))
         return key + ":" + self._state_or_default(key)[0]
 
     def aliases(self, channel, chat_id, agent=0):
@@ -207,6 +211,9 @@ class Chats:
                 alias = "default_%02d" % n
                 if alias not in aliases:
                     break
+        if len(text.to_bytes(key)) + 1 + len(alias) > _ID_MAX:
+            return 'Cannot create session "%s": this chat\'s session ids would be over %d bytes.' % (
+                alias, _ID_MAX)
         aliases.append(alias)
         self._write(key, alias, aliases)
         return "Started a new session: %s" % alias
@@ -249,7 +256,10 @@ class Chats:
         except UnicodeError:
             alias = ""
         if valid_alias(alias) and self.sessions is not None:  # else cut while written: not begun
-            self.sessions.delete(key + ":" + alias)
+            try:
+                self.sessions.delete(key + ":" + alias)
+            except ValueError:  # an id no session can have: no files to remove
+                pass
             p = self._path(key)
             try:
                 obj = text.json_value(fsutil.read_bounded(p, _MAP_MAX))

@@ -27,11 +27,16 @@ class MemoryHooks:
         note(self._log, msg)
 
     def request_gate(self, request):
-        """The block text for a blocked session, else None (go ahead)."""
+        """The block text for a blocked session, else None (go ahead). A session id the
+        session layer cannot store (over 512 bytes) goes ahead: persist then fails with a
+        clear error, logged, and the request is answered without history."""
         if request.session_id:
-            self._mark(request)
-            if self.sessions.blocked(request.session_id):
-                return BLOCK_TEXT
+            try:
+                self._mark(request)
+                if self.sessions.blocked(request.session_id):
+                    return BLOCK_TEXT
+            except ValueError as e:
+                self._note("request gate: %s" % e)
         return None
 
     def _mark(self, request):

@@ -13,7 +13,7 @@ import json
 from . import certs, transport
 from ._compat import const, dumps, ticks_ms
 from .messages import text_of
-from .text import clean
+from .text import clean, surrogates
 from .transport import LLMError, streamed
 from .wire import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text, convert, to_wire
 
@@ -112,7 +112,7 @@ def _check(name, status, text):
     """The parsed JSON body of a 2xx answer; LLMError otherwise."""
     obj = None
     try:
-        obj = json.loads(text)
+        obj = json.loads(surrogates(text))
     except (ValueError, RuntimeError):  # RuntimeError: nesting too deep
         pass
     if not 200 <= status < 300:

@@ -73,12 +73,54 @@ def json_value(raw):
             raw = raw[3:]
         if raw.find(b"\x00") >= 0:
             return None
+    raw = surrogates(raw)
     try:
         return json.loads(raw)
     except MemoryError:
         raise
     except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
         return None
+
+
+def surrogates(raw):
+    """JSON text (str or bytes) with its \\uD8xx\\uDCxx surrogate-pair escapes written as the
+    character's UTF-8 and lone surrogate escapes as \\ufffd. MicroPython's json.loads
+    decodes each half of a pair on its own, into bytes that are no UTF-8 (and an API refuses);
+    CPython's json.dumps writes such pairs for every emoji by default."""
+    b = raw.encode() if isinstance(raw, str) else raw
+    if b.find(b"\\ud") < 0 and b.find(b"\\uD") < 0:
+        return raw
+    out = bytearray()
+    i = 0
+    while True:
+        j = b.find(b"\\u", i)
+        if j < 0:
+            break
+        k = j
+        while k > 0 and b[k - 1] == 92:  # an escaped backslash before it: no escape
+            k -= 1
+        hi = _hex4(b, j + 2)
+        if (j - k) % 2 or hi < 0xD800 or hi > 0xDFFF:
+            out += b[i : j + 2]
+            i = j + 2
+            continue
+        lo = _hex4(b, j + 8) if b[j + 6 : j + 8] == b"\\u" else -1
+        out += b[i:j]
+        if hi <= 0xDBFF and 0xDC00 <= lo <= 0xDFFF:
+            out += chr(0x10000 + ((hi - 0xD800) << 10) + lo - 0xDC00).encode()
+            i = j + 12
+        else:
+            out += b"\\ufffd"
+            i = j + 6
+    out += b[i:]
+    return out.decode() if isinstance(raw, str) else bytes(out)
+
+
+def _hex4(b, i):
+    try:
+        return int(b[i : i + 4], 16) if len(b[i : i + 4]) == 4 else -1
+    except ValueError:
+        return -1
 
 
 def clean_bytes(b):

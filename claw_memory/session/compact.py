@@ -96,20 +96,21 @@ def compact(log, st, size_limit, note):
     if planned > goal:
         # Drop the oldest turns, never the newest, until the rest is under the goal.
         dropped = i = 0
-        plan.cut = plan.newest
+        cut = plan.newest
         it = each(log, st)
         try:
             for off, ln, kind, fmt in it:
                 if i >= plan.newest:
                     break
                 if kind == USER and i > 0 and planned - dropped <= goal:
-                    plan.cut = i
+                    cut = i
                     break
-                if plan.keep(i, kind):
+                if plan.keep(i, kind):  # (plan.cut is still 0: what the rule keeps)
                     dropped += ln
                 i += 1
         finally:
             it.close()  # its index file
+        plan.cut = cut
         planned -= dropped
     if planned > size_limit:
         flush_index(log, st)

@@ -284,6 +284,8 @@ def _escape(buf, i, n):
     MicroPython and CPython alike: \" \\ \n \r \t, and \u00XX in lower case for the other
     control characters but backspace and form feed. 0 for any other (\/ or \u00e9, valid
     JSON too): such a record is parsed and written again."""
+    if i + 1 >= n:
+        return 0  # the record ends on the backslash
     c = buf[i + 1]
     if c in b'"\\nrt':
         return 2

@@ -182,31 +182,44 @@ def whole_pending(path):
         return read_pending_head(f) is not None
 
 
-def pending_records(path, limit):
-    """[(type, backend, offset, line length)] of a pending file's whole records, whether it
-    holds a torn or garbage line, and its header's log offset (None: header unusable)."""
+def _whole_line(f, limit):
+    """The next line of f whole (read `limit` bytes at a time), b"" at the end."""
+    line = f.readline(limit)
+    while line and line[-1] != 10:
+        more = f.readline(limit)
+        if not more:
+            break
+        line += more
+    return line
+
+
+def pending_records(path, limit, valid=None):
+    """[(type, backend, offset, line length)] of a pending file's whole records, how many
+    lines it holds that are none (garbage, `valid(json)` false, or a torn last line), and
+    its header's log offset (None: header unusable). A record longer than `limit` (written
+    under a larger bound) is still a record."""
     recs = []
-    torn = False
+    bad = 0
     with open(path, "rb") as f:
         head = f.readline(_PEND_HEAD)
         l0 = pending_start(head)
         if l0 is None:
-            return recs, True, None
+            return recs, 1, None
         pos = len(head)
         while True:
-            line = f.readline(limit)
+            line = _whole_line(f, limit)
             if not line:
                 break
             if line[-1] != 10:
-                torn = True  # cut while appending: that persist was not acknowledged
+                bad += 1  # cut while appending: that persist was not acknowledged
                 break
             rec = pending_record(line)
-            if rec:
+            if rec and (valid is None or valid(line[2:-1])):
                 recs.append((rec[0], rec[1], pos, len(line)))
             else:
-                torn = True  # garbage: rewrite the file without it
+                bad += 1  # garbage: rewrite the file without it
             pos += len(line)
-    return recs, torn, l0
+    return recs, bad, l0
 
 
 def pending_bodies(path, count, limit):
@@ -214,7 +227,7 @@ def pending_bodies(path, count, limit):
     with open(path, "rb") as f:
         f.readline(_PEND_HEAD)
         for _ in range(count):
-            line = f.readline(limit)
+            line = _whole_line(f, limit)
             rec = pending_record(line)
             if rec is None:
                 raise OSError(5, "pending file changed while reading")

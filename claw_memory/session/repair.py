@@ -303,7 +303,7 @@ class Pending:
         self.recs = None
         if fsutil.size(self.path) < 0:
             return
-        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4)
+        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
         if l0 is None:
             self.unreadable = True
             return
@@ -317,7 +317,7 @@ class Pending:
         self.rewrite = bool(self.logged or torn or log_size != l0)
 
     def report(self):
-        return {"pending": self.records, "pending_dropped": int(self.dropped),
+        return {"pending": self.records, "pending_dropped": self.dropped,
                 "pending_logged": self.logged, "pending_unreadable": self.unreadable}
 
     def problems(self):
@@ -398,6 +398,10 @@ def rebase_pending(log, st):
 
     fsutil.replace(pend, write)
     st.pend_size = fsutil.size(pend)
+
+
+def _chat_record(body):
+    return classify(text.json_value(body))[0] != 0
 
 
 def open_state(log, limit, note, deep=False):

@@ -127,6 +127,7 @@ class Sessions:
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
         fmt = backend_format(backend)
+        self._settle()
         if fsutil.exists(log + ".blocked"):
             raise SessionBlocked(1, BLOCK_TEXT)
         fsutil.makedirs(self.dir)
@@ -212,7 +213,9 @@ class Sessions:
 
     def blocked(self, session_id, file=None):
         """Whether the session is blocked (over the limit even after compaction)."""
-        return fsutil.exists(self._target(session_id, file) + ".blocked")
+        log = self._target(session_id, file)
+        self._settle()  # a deletion a cut interrupted takes its block marker too
+        return fsutil.exists(log + ".blocked")
 
     # -- administration -------------------------------------------------------------------
 
@@ -282,7 +285,8 @@ class Sessions:
     def list(self):
         """Every session under the directory, as `stat` reports it, one at a time in the
         directory's order (an iterator: thousands of sessions do not fit in RAM together).
-        Read-only: a session that needs a repair is reported as it would be after it."""
+        It repairs nothing (a session that needs a repair is reported as it would be after
+        it); it only finishes a deletion a power cut interrupted."""
         self._settle()
         if not fsutil.is_dir(self.dir):
             return

@@ -438,7 +438,7 @@ def _step(n, msg, backend, plan, group, total, items):
                 length = _length(backend, d, True)
             else:
                 w = to_wire(m, backend)
-                length = len(dump(w[0]["content"][0] if backend == ANTHROPIC else w[0]))
+                length = len(dump(w[0]["content"][0] if backend == ANTHROPIC else w[0]).encode())
             group[3].append((n, _tool_id(d, m), length))
             return group, total, items
         total, items = _close(group, flags, total, items, backend)
@@ -450,8 +450,10 @@ def _step(n, msg, backend, plan, group, total, items):
         k, length = 1, _length(backend, d, False)
     else:
         ws = to_wire(m, backend)
-        k = len(ws)
         text = b",".join(dump(w).encode() for w in ws)
+        # One item, however many wire messages it became (Responses: reasoning, text, calls):
+        # the commas between them are in `text` already.
+        k = 1 if ws else 0
         length = len(text)
         plan.remember(n, role, text)
     if ids:

@@ -14,7 +14,8 @@ from ..messages import classify
 from . import format as fmt_
 from .state import pending
 
-LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
+LAG_MAX = const(2000)
+_NEST_MAX = const(32)  # brackets in a record above which its nesting is checked  # bytes of unindexed entries kept in RAM before the .idx is appended
 
 
 def encode(records, max_chars, max_record_bytes):
@@ -58,6 +59,11 @@ def raw_record(n, kind, message, max_record_bytes):
                 "record %d: %d bytes of JSON, more than %d" % (n, len(raw), max_record_bytes)
             )
         raw, obj = fitted, text.json_value(fitted)
+    if obj is not None and raw.count(b"[") + raw.count(b"{") > _NEST_MAX:
+        try:  # json.loads is not recursive, dumps is: a record every request would fail on
+            dumps(obj)
+        except RuntimeError:
+            raise ValueError("record %d: JSON nested too deeply" % n)
     if kind == TOOL_RESULTS:
         if not isinstance(obj, list) or not all(isinstance(m, dict) for m in obj):
             raise ValueError("record %d: tool results must be a JSON array of objects" % n)
@@ -157,8 +163,8 @@ def flush_index(log, st):
     """Append the entries of logged-but-unindexed records to the .idx. When the files are no
     longer what `st` describes (another Sessions on the same root wrote this session), the
     entries are dropped instead: the next open indexes those records from the log."""
-    if not st.lag and st.idx_size >= 0:
-        return
+    if not st.lag:
+        return  # (never an index without records: a session only read has no files)
     if fsutil.size(log + ".idx") != st.idx_size or fsutil.size(log) != st.log_size:
         st.lag = bytearray()
         st.lag_turns = 0

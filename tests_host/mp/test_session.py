@@ -406,26 +406,60 @@ def test_compaction_keeps_dialogue_and_last_tool_turn():
     dev.unmount()
 
 
+def _dialogue_turn(s, sid, n, size):
+    s.persist(sid, [(1, None, "question %d %s" % (n, "q" * size))])
+    return s.persist(sid, [(2, None, "answer %d %s" % (n, "a" * size))], turn_completed=True)
+
+
 def test_compaction_drops_the_oldest_turns_to_leave_room():
-    # Long dialogue: the oldest whole turns go, until 20 more turns like these fit.
+    # Dialogue alone past the limit (ESP-Claw would block): the oldest whole turns go, down to
+    # a target that leaves room for 20 more turns like these (and no further).
+    from claw_memory.session.compact import target
+
+    limit = 20000
+    dev, s = _fresh(size_limit=limit)
+    sid = "c"
+    sizes = []
+    compactions = []
+    for n in range(90):
+        before = s.stat(sid)["bytes"]
+        eq(_dialogue_turn(s, sid, n, 200), None, "never blocked (turn %d)" % n)
+        after = s.stat(sid)["bytes"]
+        sizes.append(after)
+        if after < before:
+            compactions.append(n)
+    turn = sizes[1] - sizes[0]  # one turn's records
+    goal = target(limit, turn)
+    ok(len(compactions) >= 2, "it compacted: %r" % compactions)
+    for n in compactions:
+        ok(goal - turn < sizes[n] <= goal, "turn %d: down to the goal, not further: %d (goal %d, turn %d)"
+           % (n, sizes[n], goal, turn))
+    gaps = [b - a for a, b in zip(compactions, compactions[1:])]
+    ok(min(gaps) >= 20, "20 turns at least between compactions: %r" % compactions)
+    users = [int(m["content"].split()[1]) for m in s.messages(sid, tokens=0) if m["role"] == "user"]
+    eq(users, list(range(users[0], 90)), "whole oldest turns dropped, the rest in order")
+    ok(0 < users[0] < 80, "some dropped, many kept: from %d" % users[0])
+    _esp_validate(s.path(sid))
+    dev.unmount()
+
+
+def test_compaction_with_tool_rounds_keeps_as_many_turns_as_fit():
+    # ESP-Claw's rule (old tool records go) first; then only as many oldest turns as needed.
+    from claw_memory.session.compact import target
+
     dev, s = _fresh(size_limit=6000)
     sid = "c"
-    compactions = []
-    for n in range(40):
+    for n in range(16):
         before = s.stat(sid)["bytes"]
         _turn(s, sid, n, pad=150)
-        if s.stat(sid)["bytes"] < before:
-            compactions.append(n)
-    ok(len(compactions) >= 2, "it compacted: %r" % compactions)
-    gaps = [b - a for a, b in zip(compactions, compactions[1:])]
-    ok(min(gaps) >= 4, "not again a few turns later: %r" % compactions)
-    msgs = s.messages(sid, tokens=0)
-    users = [int(m["content"].split()[1]) for m in msgs if m["role"] == "user"]
-    eq(users, list(range(users[0], 40)), "whole oldest turns dropped, the rest in order")
-    ok(users[0] > 0, "some dropped")
-    finals = [m["content"] for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")]
-    eq(finals, ["answer %d" % n for n in users], "each kept turn whole")
-    _esp_validate(s.path(sid))
+        after = s.stat(sid)["bytes"]
+        if after < before:
+            break
+    users = [m for m in s.messages(sid, tokens=0) if m["role"] == "user"]
+    ok(len(users) > 2, "more than the newest turns kept: %d" % len(users))
+    ok(after <= target(6000, 10 ** 6) or after <= 6000 * 3 // 4, "under the target: %d" % after)
+    tools = [m["tool_call_id"] for m in s.messages(sid, tokens=0) if m["role"] == "tool"]
+    eq(tools, ["c%d" % n], "the newest tool round kept, the older ones dropped")
     dev.unmount()
 
 

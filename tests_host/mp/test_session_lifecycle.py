@@ -1,5 +1,6 @@
 # A session's life beyond one persist: deleted while a request on it runs, a tool result too
 # big for a record, repair that leaves nothing for verify, a chat map with a BOM, listing.
+import os
 import struct
 
 from flashsim import mount
@@ -7,7 +8,7 @@ from mptest import eq, ok, raises
 from scripted_llm import ScriptedLLM, call, say
 
 import claw_memory
-from claw_memory import fsutil
+from claw_memory import fsutil, transport
 from claw_memory.agent import Agent
 from claw_memory.core import Request, SessionDeleted
 from claw_memory.session import Sessions
@@ -172,3 +173,109 @@ def test_repair_at_every_power_cut():
             # new directory entry on one cluster chain; removing the leftover frees the chain
             # under the file (docs/DURABILITY.md). Recorded, not hidden.
             ok(len(res["failures"]) <= 2, "FAT-512 rename cross-links: %r" % res["failures"])
+
+
+def test_reading_a_session_that_does_not_exist_writes_nothing():
+    dev = _fresh()
+    s = Sessions(D)
+    eq(s.messages("never"), [], "no history")
+    eq(s.stat("never")["records"], 0, "stat")
+    eq(s.page("never")["total"], 0, "page")
+    eq(s.verify("never")["records"], 0, "verify")
+    s.close()
+    eq(os.listdir(D), [], "no index without a log (ESP-Claw would recreate both)")
+    dev.unmount()
+
+
+def test_a_blocked_session_whose_deletion_was_cut_is_not_refused():
+    dev = _fresh()
+    s = Sessions(D, size_limit=2000)
+    s.persist("b", [(1, None, "x" * 3000)])
+    ok(s.persist("b", [(2, None, "y")], turn_completed=True) is not None and s.blocked("b"), "blocked")
+    log = s.path("b")
+    _write(D + "/.deleting", log.rsplit("/", 1)[1].encode())  # the deletion's journal, then a cut
+    fsutil.remove(log)
+    s = Sessions(D)
+    ok(not s.blocked("b"), "the gate finishes the deletion first")
+    s.persist("b", [(1, None, "hello again")])
+    eq([m["content"] for m in s.messages("b")], ["hello again"], "a fresh session")
+    dev.unmount()
+
+
+async def test_over_long_ids_get_clear_answers():
+    dev = _fresh()
+    mem = claw_memory.open("/flash", extract=False)
+    raises(ValueError, mem.chats.session_id, "web", "u" * 480)  # its ids could not be stored
+    chat = "u" * 440
+    mem.chats.session_id("web", chat)
+    out = mem.session_command("web", chat, "new " + "a" * 32)
+    ok(out.startswith("Started") or "over 512 bytes" in out, out)
+    logs = []
+    agent = Agent(ScriptedLLM(["fine"]), mem.providers(), mem.hooks(), mem.tools(), "sys", log=logs.append)
+    eq(await agent.run(Request("hi", "chat:web:" + "v" * 600 + ":default_01", "web", "v")), "fine",
+       "an id the session layer cannot store: answered, without history")
+    ok(logs, "and the failures logged")
+    dev.unmount()
+
+
+def test_pending_records_longer_than_a_smaller_bound_stay():
+    dev = _fresh()
+    s = Sessions(D)
+    s.persist("p", [(1, None, "question")])
+    s.persist("p", [(3, '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}]}', None),
+                    (4, '[{"role":"tool","tool_call_id":"c1","content":"%s","is_error":false}]' % ("r" * 3000), None)])
+    s.persist("p", [(1, None, "an interrupt message")])
+    s2 = Sessions(D, max_record_bytes=2048)  # opened with a smaller bound
+    eq(s2.stat("p")["pending"], 4, "every pending record kept")
+    s2.persist("p", [(2, None, "done")], turn_completed=True)
+    eq(len(Sessions(D).messages("p", tokens=0)), 5, "the turn whole")
+    dev.unmount()
+
+
+def test_a_damaged_pending_record_is_reported_and_removed():
+    dev = _fresh()
+    s = Sessions(D)
+    s.persist("d", [(1, None, "question")])
+    s.close()
+    with open(s.path("d") + ".pending", "ab") as f:
+        f.write(b'11X"role":"user","content":"not json"}\n')
+    eq(Sessions(D).verify("d")["pending_dropped"], 1, "verify sees it")
+    eq(Sessions(D).repair("d")["pending_dropped"], 1, "repair removes it")
+    s = Sessions(D)
+    s.persist("d", [(2, None, "answer")], turn_completed=True)
+    eq(s.verify("d")["dropped"], 0, "nothing damaged reached the log")
+    eq([m["content"] for m in s.messages("d")], ["question", "answer"], "the turn")
+    dev.unmount()
+
+
+def test_surrogate_escapes_and_deep_nesting():
+    dev = _fresh()
+    s = Sessions(D)
+    s.persist("e", [(1, '{"role":"user","content":"I love lobster \\ud83e\\udd9e and \\ud800 alone"}', None)])
+    s.persist("e", [(2, None, "ok")], turn_completed=True)
+    eq(s.messages("e")[0]["content"], "I love lobster \U0001f99e and \ufffd alone", "read as UTF-8")
+    for backend in ("openai", "anthropic", "openai_responses"):
+        body = b"".join(transport.Body({}, "messages", [s.history("e", backend)], backend).pieces())
+        str(body, "utf-8")  # valid UTF-8
+        ok("\U0001f99e".encode() in body, backend)
+    deep = '{"role":"user","content":"x","extra":' + "[" * 3000 + "]" * 3000 + "}"
+    raises(ValueError, s.persist, "e", [(1, deep, None)])
+    dev.unmount()
+
+
+def test_a_record_ending_on_a_backslash_at_the_buffer_end():
+    from claw_memory.session import format as fmt_
+
+    dev = _fresh()
+    s = Sessions(D)
+    log = s.path("x")
+    head = b'{"role":"user","content":"'
+    line1 = head + b"a" * (1023 - len(head)) + b"\\n" + b"b" * 50 + b'"}\n'
+    line2 = b'{"role":"assistant","content":"ok"}\n'
+    _write(log, line1 + line2)
+    _write(log + ".idx", fmt_.HEADER + fmt_.entry(0, 1024, 1, 0) + fmt_.entry(len(line1), len(line2), 2, 0))
+    s = Sessions(D)
+    for backend in ("openai", "anthropic"):
+        body = b"".join(transport.Body({}, "messages", [s.history("x", backend, 0)], backend).pieces())
+        ok(b'"ok"' in body, "the good record sent, the cut one skipped (%s)" % backend)
+    dev.unmount()

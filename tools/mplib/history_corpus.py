@@ -11,13 +11,24 @@ _OA_CALL = ('{"role":"assistant","content":null,"tool_calls":['
             '{"id":"c1","type":"function","function":{"name":"memory_store","arguments":"{\\"content\\":\\"tea\\"}"}},'
             '{"id":"c2","type":"function","function":{"name":"memory_recall","arguments":"{}"}}]}')
 _OA_RESULTS = ('[{"role":"tool","tool_call_id":"c1","content":"{\\"ok\\":true}","is_error":false},'
-               '{"role":"tool","tool_call_id":"c2","content":"disk full","is_error":true}]')
+               '{"role":"tool","tool_call_id":"c2","content":"disk full \u00e9\\b","is_error":true}]')
 _AN_CALL = ('{"role":"assistant","content":[{"type":"text","text":"Let me look."},'
             '{"type":"tool_use","id":"tu1","name":"memory_recall","input":{"labels":["tea"]}}]}')
 _RESP_CALL = ('{"role":"assistant","content":null,"tool_calls":[{"id":"fc1","type":"function",'
               '"function":{"name":"memory_list","arguments":"{}"}}],"_claw_provider_state":'
               '{"backend":"openai_responses","output":[{"type":"function_call","call_id":"fc1",'
               '"name":"memory_list","arguments":"{}"}]}}')
+
+# A reasoning model's tool turn in the Responses API: a reasoning item, text and two parallel
+# calls, kept raw under _claw_provider_state (several wire items from one record).
+_RESP_MULTI = ('{"role":"assistant","content":"Checking both.","tool_calls":['
+               '{"id":"fa","type":"function","function":{"name":"memory_list","arguments":"{}"}},'
+               '{"id":"fb","type":"function","function":{"name":"profile_read","arguments":"{}"}}],'
+               '"_claw_provider_state":{"backend":"openai_responses","output":['
+               '{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},'
+               '{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Checking both."}]},'
+               '{"type":"function_call","call_id":"fa","name":"memory_list","arguments":"{}"},'
+               '{"type":"function_call","call_id":"fb","name":"profile_read","arguments":"{}"}]}}')
 
 TURNS = [
     ("openai", [(1, None, 'Remember I like tea \u00fc, "quoted"\nand a tab\t.')],
@@ -33,6 +44,10 @@ TURNS = [
     ("openai_responses", [(1, None, "A Responses turn")],
      [(3, _RESP_CALL, None), (4, '[{"role":"tool","tool_call_id":"fc1","content":"[]","is_error":false,"extra":1}]', None)],
      (2, '{"role":"assistant","content":"Nothing stored."}', None)),
+    ("openai_responses", [(1, '{"role":"user","content":"two at once \\ud83e\\udd9e"}', None)],
+     [(3, _RESP_MULTI, None), (4, '[{"role":"tool","tool_call_id":"fa","content":"[]","is_error":false},'
+                                  '{"role":"tool","tool_call_id":"fb","content":"# User","is_error":false}]', None)],
+     (2, '{"role":"assistant","content":"Done."}', None)),
     ("openai", [(1, None, "control \x01 and \x08 characters, a lobster \U0001f99e")],
      [],
      (2, '{"role":"assistant","content":""}', None)),
