@@ -438,7 +438,7 @@ def _step(n, msg, backend, plan, group, total, items):
                 length = _length(backend, d, True)
             else:
                 w = to_wire(m, backend)
-                length = len(dump(w[0]["content"][0] if backend == ANTHROPIC else w[0]))
+                length = len(dump(w[0]["content"][0] if backend == ANTHROPIC else w[0]).encode())
             group[3].append((n, _tool_id(d, m), length))
             return group, total, items
         total, items = _close(group, flags, total, items, backend)

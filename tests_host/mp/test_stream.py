@@ -182,3 +182,24 @@ def test_messages_for_another_backend_and_dump_order():
     eq(dump({"content": "c", "role": "user"}), '{"role":"user","content":"c"}', "role first")
     eq(dump({"is_error": True, "content": "x", "tool_use_id": "i", "type": "tool_result"}),
        '{"type":"tool_result","tool_use_id":"i","content":"x","is_error":true}', "blocks too")
+
+
+def test_a_parsed_tool_result_with_non_ascii_text_is_counted_in_bytes():
+    # A tool result that is not what dumps writes (here an escaped slash) is parsed and
+    # written again; its length on the wire must count bytes ("é" is two), or the body is
+    # not what its Content-Length announced and the request fails.
+    dev, s = _fresh()
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"t","arguments":"{}"}}]}')
+    res = '[{"role":"tool","tool_call_id":"c1","content":"caf\u00e9 a\\/b \u00fc","is_error":%s}]'
+    for backend in BACKENDS:
+        for err in ("false", "true"):
+            sid = backend + err
+            s.persist(sid, [(1, None, "hi")], backend=backend)
+            s.persist(sid, [(3, call, None), (4, res % err, None)], backend=backend)
+            s.persist(sid, [(2, None, "done")], turn_completed=True, backend=backend)
+            da, db = _bodies(s.history(sid, backend, 0), backend)
+            eq(da, db, backend)
+            ok("caf\u00e9 a/b \u00fc" in da.decode(), "the result is sent (%s)" % backend)
+            json.loads(da)
+    dev.unmount()
