@@ -21,7 +21,6 @@ two workers (--jobs 2) fit a 2-core machine.
 """
 
 import argparse
-import fnmatch
 import glob
 import os
 import random
