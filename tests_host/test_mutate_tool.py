@@ -66,7 +66,9 @@ def test_the_map_sends_every_module_to_existing_tests():
     assert mutate.tests_for("session/repair") == mutate.TESTS["session/"]
     assert mutate.tests_for("store/index") == mutate.TESTS["store/"]
     assert mutate.tests_for("memory_tools") == mutate.TESTS["memory_tools"]
-    assert mutate.tests_for("chats") == ["tests_host"]
+    assert mutate.tests_for("session/stream") == mutate.TESTS["session/stream"]
+    assert mutate.tests_for("chats") == mutate.TESTS["chats"]
+    assert mutate.tests_for("agent") == ["tests_host"]
     for tests in mutate.TESTS.values():
         for t in tests:
             assert os.path.exists(os.path.join(ROOT, t)), t

@@ -21,7 +21,6 @@ two workers (--jobs 2) fit a 2-core machine.
 """
 
 import argparse
-import fnmatch
 import glob
 import os
 import random
@@ -42,11 +41,20 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 # the test files run in stage 1. The most specific key wins. Only speed depends on this map:
 # survivors always meet the whole suite in stage 2.
 _MP = "tests_host/mp/"
+_SESSION = [_MP + "test_session.py", _MP + "test_session_gaps.py", _MP + "test_session_powercut.py",
+            _MP + "test_golden.py", _MP + "test_stream.py", _MP + "test_handover_session.py",
+            _MP + "test_session_lifecycle.py"]
+_STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_gaps.py",
+           _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
+_STORE = [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_store_powercut.py",
+          _MP + "test_golden.py", _MP + "test_store_faults.py"]
 TESTS = {
-    "session/": [_MP + "test_session.py", _MP + "test_session_gaps.py",
-                 _MP + "test_session_powercut.py", _MP + "test_golden.py"],
-    "store/": [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_store_powercut.py",
-               _MP + "test_golden.py"],
+    "session/": _SESSION,
+    "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
+    "session/stream": _STREAM,
+    "session/flat": _STREAM,
+    "session/window": _STREAM,
+    "store/": _STORE,
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_gaps.py",
                _MP + "test_session.py", _MP + "test_store.py"],
     "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py",
@@ -57,6 +65,9 @@ TESTS = {
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_gaps.py"],
+    "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
+    "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
+    "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 

@@ -2,6 +2,7 @@
 # its behaviour breaks; expectations are written out by hand or read from the files the way
 # ESP-Claw reads them, never computed with the code under test. Public API only.
 import json
+import os
 import struct
 
 from flashsim import mount
@@ -545,3 +546,106 @@ def test_records_of_an_unknown_backend_replay_whole_with_their_tools():
     eq(_tags(mem.sessions.messages(SID, backend="openai")),
        [("user", "1"), ("call", "1"), ("tool", "1"), ("final", "1")], "whole turn")
     dev.unmount()
+
+
+# -- issue 13, mutation refresh: repair, compaction target, listing, deletion ----------------
+
+
+def test_repair_of_a_log_whose_only_damage_is_a_torn_tail_removes_it():
+    dev, mem = _fresh()
+    _turn(mem.sessions, 1)
+    _turn(mem.sessions, 2, tools=False)
+    mem.close()
+    log = _log()
+    good = _read(log)
+    with open(log, "ab") as f:
+        f.write(b'{"role":"user","con')  # a power cut in the next append
+    mem = claw_memory.open("/flash")
+    eq(mem.sessions.verify(SID)["torn_tail_bytes"], 19, "found")
+    eq(mem.sessions.repair(SID)["torn_tail_bytes"], 19, "repaired")
+    eq(_read(log), good, "the log rewritten without the torn tail")
+    eq(mem.sessions.verify(SID)["torn_tail_bytes"], 0, "nothing left for verify")
+    dev.unmount()
+
+
+def test_a_compaction_of_small_turns_leaves_a_quarter_of_the_limit_free():
+    # Small turns: room for 20 more would be almost the whole limit; the target is capped at
+    # 75% of it, so the next compaction is many turns away.
+    dev, mem = _fresh(session_limit=20000)
+    n = size = 0
+    while True:
+        n += 1
+        _turn(mem.sessions, n, tools=False)
+        now = mem.sessions.stat(SID)["bytes"]
+        if now < size:
+            break
+        size = now
+    ok(size > 20000, "compacted when over the limit")
+    ok(15000 - 2 * 80 < now <= 15000, "down to 75%% of the limit: %d bytes" % now)
+    eq(_tags(mem.sessions.messages(SID, tokens=0))[-2:], [("user", str(n)), ("final", str(n))],
+       "the newest turn kept")
+    dev.unmount()
+
+
+def test_a_newest_turn_over_the_target_is_all_a_compaction_keeps():
+    # Ten small turns, then one of 17.7 KB: over the target (at most 75% of 20,000 bytes),
+    # under the limit. Every older turn goes; the session is not blocked.
+    dev, mem = _fresh(session_limit=20000)
+    s = mem.sessions
+    for n in range(1, 11):
+        _turn(s, n)
+    eq(_turn(s, 11, pad=17500), None, "no block warning")
+    newest = sum(len(r) + 1 for r in (_user(11), _call(11), _result(11, 17500), _final(11)))
+    eq(s.stat(SID)["bytes"], newest, "only the newest turn is left")
+    eq(_tags(s.messages(SID, tokens=0)), [("user", "11"), ("call", "11"), ("tool", "11"), ("final", "11")],
+       "whole")
+    ok(not s.blocked(SID), "not blocked")
+    dev.unmount()
+
+
+def test_list_counts_records_logged_after_the_index_through_another_open():
+    dev, a = _fresh()
+    _turn(a.sessions, 1, tools=False)  # the first turn creates the .idx
+    _turn(a.sessions, 2, tools=False)  # its entries wait in RAM (index_every 4)
+    b = claw_memory.open("/flash")
+    eq([(e["records"], e["bytes"]) for e in b.sessions.list()], [(4, fsutil.size(_log()))],
+       "every logged record counted")
+    dev.unmount()
+
+
+def _whole_or_gone(torn):
+    dev = mount("lfs2", "/flash", blocks=64)
+    mem = claw_memory.open("/flash")
+    _turn(mem.sessions, 1)
+    mem.sessions.persist(SID, [(1, _user(2), None)])  # a pending turn: a .pending file too
+    mem.close()
+    base = dev.image()
+    ops0 = dev.ops
+    claw_memory.open("/flash").sessions.delete(SID)
+    total = dev.ops - ops0
+    outcomes = set()
+    for n in range(total):
+        dev = dev.restore(base)
+        dev.cut_power(n, torn)
+        try:
+            claw_memory.open("/flash").sessions.delete(SID)
+        except OSError:
+            pass
+        dev = dev.reboot()
+        s = claw_memory.open("/flash").sessions
+        got = _tags(s.messages(SID, tokens=0))  # the first use finishes a journalled deletion
+        left = sorted(os.listdir(D)) if fsutil.is_dir(D) else []
+        if got:
+            eq(got, [("user", "1"), ("call", "1"), ("tool", "1"), ("final", "1"), ("user", "2")],
+               "cut %d: the session whole" % n)
+        else:
+            eq(left, [], "cut %d: gone, no file of it left" % n)
+        outcomes.add(bool(got))
+    eq(outcomes, {True, False}, "cuts before and after the deletion began")
+    dev.unmount()
+
+
+@timeout(600)
+def test_a_deletion_cut_anywhere_leaves_the_session_whole_or_gone():
+    for torn in (False, True):
+        _whole_or_gone(torn)

@@ -421,6 +421,13 @@ def test_the_dedupe_key_is_the_first_36_normalised_bytes():
     eq(changed, True, "differ in bytes 33..36: distinct")
     it, changed = mem.store.store(head + "mnopuvw three", "k")
     eq(changed, False, "same first 36 bytes: duplicate")
+    # Same length and the same byte pairs (the RAM fingerprints cannot tell them apart): only
+    # the key decides, and the keys differ in bytes 33..36.
+    ab = "ab" * 16  # 32 bytes
+    it, changed = mem.store.store(ab + "abba", "k")
+    eq(changed, True, "first")
+    it, changed = mem.store.store(ab + "bbab", "k")
+    eq(changed, True, "same first 32 bytes, different 36-byte keys: distinct")
     dev.unmount()
 
 

@@ -8,6 +8,7 @@ from flashsim import mount
 from history_corpus import SID, build
 from mptest import eq, ok
 from scripted_llm import expand
+import strictjson
 
 from claw_memory import fsutil, transport
 from claw_memory.session import Sessions
@@ -167,14 +168,15 @@ def test_records_that_are_not_what_dumps_writes_are_parsed():
     dev, s = _fresh()
     for raw in ('{"role":"user","content":"a\\/b"}', '{"role":"user","content":"\\u00e9"}',
                 '{"role":"user","content":"tab\\u0009"}', '{"role":"user","content":"bs\\b"}',
-                '{"role":"user", "content":"spaced"}', '{"role":"user","content":"x","role":"user"}'):
+                '{"role":"user", "content":"spaced"}', '{"role":"user","content":"x","role":"user"}',
+                '{"role":"user","content":"upper \\u001F"}'):
         s.persist("p", [(1, raw, None)])
     s.persist("p", [(2, None, "ok")], turn_completed=True)
     for backend in BACKENDS:
         h = s.history("p", backend)
         da, db = _bodies(h, backend)
         eq(da, db, backend)
-        eq(bytes(h._plan.verdicts[:6]), b"\x00\x00\x00\x00\x01\x00", "parsed, but for the spaced one")
+        eq(bytes(h._plan.verdicts[:7]), b"\x00\x00\x00\x00\x01\x00\x00", "parsed, but for the spaced one")
     dev.unmount()
 
 
@@ -182,3 +184,149 @@ def test_messages_for_another_backend_and_dump_order():
     eq(dump({"content": "c", "role": "user"}), '{"role":"user","content":"c"}', "role first")
     eq(dump({"is_error": True, "content": "x", "tool_use_id": "i", "type": "tool_result"}),
        '{"type":"tool_result","tool_use_id":"i","content":"x","is_error":true}', "blocks too")
+
+
+def test_a_parsed_tool_result_with_non_ascii_text_is_counted_in_bytes():
+    # A tool result that is not what dumps writes (here an escaped slash) is parsed and
+    # written again; its length on the wire must count bytes ("é" is two), or the body is
+    # not what its Content-Length announced and the request fails.
+    dev, s = _fresh()
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"t","arguments":"{}"}}]}')
+    res = '[{"role":"tool","tool_call_id":"c1","content":"caf\u00e9 a\\/b \u00fc","is_error":%s}]'
+    for backend in BACKENDS:
+        for err in ("false", "true"):
+            sid = backend + err
+            s.persist(sid, [(1, None, "hi")], backend=backend)
+            s.persist(sid, [(3, call, None), (4, res % err, None)], backend=backend)
+            s.persist(sid, [(2, None, "done")], turn_completed=True, backend=backend)
+            da, db = _bodies(s.history(sid, backend, 0), backend)
+            eq(da, db, backend)
+            ok("caf\u00e9 a/b \u00fc" in da.decode(), "the result is sent (%s)" % backend)
+            json.loads(da)
+    dev.unmount()
+
+
+def _cost(ln):
+    # A record of ln stored bytes (its JSON and newline): 4 tokens, and one per 3 bytes
+    # begun (ESP-Claw line B's overhead per message; a token per 3 bytes, rounded up).
+    return 4 + (ln // 3 + (1 if ln % 3 else 0))
+
+
+def test_a_history_costing_exactly_the_budget_is_sent_whole():
+    dev, s = _fresh()
+    lines = []
+    for n in range(3):
+        q = '{"role":"user","content":"question %d?"}' % n
+        a = '{"role":"assistant","content":"answer %d."}' % n
+        s.persist("e", [(1, q, None)])
+        s.persist("e", [(2, a, None)], turn_completed=True)
+        lines += [q, a]
+    ok(any((len(x) + 1) % 3 for x in lines), "lengths that rounding changes")
+    total = sum(_cost(len(x) + 1) for x in lines)
+    whole = s.messages("e", tokens=total)
+    eq([m["role"] for m in whole], ["user", "assistant"] * 3, "exactly the budget: all, no summary")
+    cut = s.messages("e", tokens=total - 1)
+    eq(cut[0]["role"], "system", "one token less: a summary")
+    eq([m["content"] for m in cut[1:]], ["question 1?", "answer 1.", "question 2?", "answer 2."],
+       "the oldest turn summarized")
+    dev.unmount()
+
+
+def _summary_lines(msgs):
+    ok(msgs[0]["role"] == "system" and msgs[0]["content"].startswith(window.SUMMARY_HEAD), "a summary")
+    return json.loads(msgs[0]["content"][len(window.SUMMARY_HEAD):])
+
+
+def test_summary_lines_follow_the_backend_and_the_window_start():
+    # OpenAI tool rounds: the OpenAI summary shows a call as "[no text]"; for Anthropic another
+    # backend's tool traffic is left out of the summary as it is left out of the messages.
+    # Each request's summary is its own, whatever an earlier request of the session summarized.
+    dev, s = _fresh()
+    for n in range(8):
+        s.persist("k", [(1, None, "q%d" % n)])
+        s.persist("k", [(3, '{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":'
+                            '"function","function":{"name":"t","arguments":"{}"}}]}' % n, None),
+                        (4, '[{"role":"tool","tool_call_id":"c%d","content":"r","is_error":false}]' % n,
+                         None)])
+        s.persist("k", [(2, None, "a%d" % n)], turn_completed=True)
+
+    def expect(backend, msgs):
+        k = int(msgs[1]["content"][1:])  # the first turn sent
+        want = []
+        for j in range(k):
+            want += ["user: q%d" % j] + (["assistant: [no text]"] if backend == "openai" else []) + \
+                ["assistant: a%d" % j]
+        want = want[:20]  # at most 20 lines, then how many records they leave out
+        want.append("\u2026 %d earlier / tool messages omitted" % (4 * k - len(want)))
+        eq(_summary_lines(msgs), want, "%s, from turn %d" % (backend, k))
+        return k
+
+    k1 = expect("anthropic", s.messages("k", "anthropic", tokens=250))
+    eq(expect("openai", s.messages("k", "openai", tokens=250)), k1, "the same window start")
+    k2 = expect("openai", s.messages("k", "openai", tokens=550))
+    ok(0 < k2 < k1, "a bigger budget starts earlier (%d, %d)" % (k1, k2))
+    eq(expect("anthropic", s.messages("k", "anthropic", tokens=550)), k2, "and for Anthropic")
+    dev.unmount()
+
+
+def test_error_results_and_results_without_their_call():
+    dev, s = _fresh()
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"t","arguments":"{}"}}]}')
+    for backend in BACKENDS:
+        sid = "e-" + backend
+        s.persist(sid, [(1, None, "q1")], backend=backend)
+        s.persist(sid, [(3, call, None), (4, '[{"role":"tool","tool_call_id":"c1","content":"boom",'
+                                             '"is_error":true}]', None)], backend=backend)
+        s.persist(sid, [(2, None, "a1")], turn_completed=True, backend=backend)
+        s.persist(sid, [(1, None, "q2")], backend=backend)
+        s.persist(sid, [(4, '[{"role":"tool","tool_call_id":"c7","content":"orphan","is_error":false}]',
+                         None)], backend=backend)
+        s.persist(sid, [(2, None, "a2")], turn_completed=True, backend=backend)
+        da, db = _bodies(s.history(sid, backend, 0), backend)
+        eq(da, db, backend)
+        text = da.decode()
+        ok("orphan" not in text, "a result whose call is not right before it is not sent (%s)" % backend)
+        if backend == "anthropic":
+            ok('"content":"boom","is_error":true}' in text, "Anthropic's error flag")
+        else:
+            ok('"Error: boom"' in text, "the error in the text (%s)" % backend)
+    dev.unmount()
+
+
+def test_records_another_writer_damaged_are_not_sent_as_stored():
+    # A log and index written by hand: raw control characters and invalid UTF-8 inside
+    # strings (also before the read buffer's first refill of a long string), an entry that
+    # ends without the record's newline, bytes after a record's message. What goes out is
+    # what parsing the records gives (damaged ones left out), and strict JSON.
+    dev, s = _fresh()
+    recs = [
+        (1, b'{"role":"user","content":"a raw\ttab"}\n'),
+        (2, b'{"role":"assistant","content":"bad \xff byte"}\n'),
+        (1, b'{"role":"user","content":"early \x01 control' + b"x" * 3000 + b'"}\n'),
+        (2, b'{"role":"assistant","content":"no newline"} '),
+        (1, b'\n{"role":"user","content":"trailing"} x\n'),
+        (2, b'{"role":"assistant","content":"fine"}\n'),
+    ]
+    log = s.path("h")
+    data = bytearray()
+    idx = bytearray(b"CHDX\x01\x00\x0a\x00")
+    for kind, rec in recs:
+        skip = 1 if rec[:1] == b"\n" else 0  # the newline ending the entry before
+        idx += struct.pack("<IIBB", len(data) + skip, len(rec) - skip, kind, 1)
+        data += rec
+    with open(log, "wb") as f:
+        f.write(data)
+    with open(log + ".idx", "wb") as f:
+        f.write(idx)
+    s = Sessions(D)
+    for backend in BACKENDS:
+        da, db = _bodies(s.history("h", backend, 0), backend)
+        eq(da, db, backend)
+        strictjson.check(da)
+        text = da.decode()
+        for gone in ("no newline", "trailing"):
+            ok(gone not in text, "%r is not sent (%s)" % (gone, backend))
+        ok('"content":"fine"' in text, "the sound record is sent")
+    dev.unmount()

@@ -2,7 +2,8 @@
 # under MicroPython and CPython: plain text, escapes, tool rounds of the three backends (one
 # with an error result), another backend's records (degraded or dropped), a tool call whose
 # result is for another id (both dropped), records another writer stored with other key order
-# or escapes (parsed and written again), an empty answer, and an unfinished turn.
+# or escapes (parsed and written again; \u0008 and \u000c are what MicroPython's dumps
+# writes, CPython's writes \b and \f), an empty answer, and an unfinished turn.
 # MIT license
 
 SID = "chat:test:corpus:default_01"
@@ -43,7 +44,7 @@ TURNS = [
      (2, '{"role":"assistant","content":"caf\\u00e9 \\/ written by another JSON writer","reasoning_content":"hm"}', None)),
     ("openai_responses", [(1, None, "A Responses turn")],
      [(3, _RESP_CALL, None), (4, '[{"role":"tool","tool_call_id":"fc1","content":"[]","is_error":false,"extra":1}]', None)],
-     (2, '{"role":"assistant","content":"Nothing stored."}', None)),
+     (2, '{"role":"assistant","content":"Nothing stored (\\u0008 \\u000c)."}', None)),
     ("openai_responses", [(1, '{"role":"user","content":"two at once \\ud83e\\udd9e"}', None)],
      [(3, _RESP_MULTI, None), (4, '[{"role":"tool","tool_call_id":"fa","content":"[]","is_error":false},'
                                   '{"role":"tool","tool_call_id":"fb","content":"# User","is_error":false}]', None)],
