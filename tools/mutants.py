@@ -190,7 +190,7 @@ MUTANTS = [
      "the drop loop runs into the newest turn (counted as dropped, the session is not blocked)"),
     ("session/compact", "    if planned > size_limit:", "    if planned > goal:",
      "a session is blocked when it stays over the target, not only over the limit"),
-    ("session/compact", "        plan.cut = plan.newest\n", "        plan.cut = 0\n",
+    ("session/compact", "        cut = plan.newest\n", "        cut = 0\n",
      "when the target cannot be reached, nothing is dropped though the size was planned without"),
 
     # -- session/window ---------------------------------------------------------------------
@@ -572,7 +572,7 @@ MUTANTS = [
     # -- hooks ------------------------------------------------------------------------------
     ("hooks", "        elif mark != self.sessions.deleted(sid):", "        elif False:",
      "a persist for a session deleted since the request started is kept"),
-    ("hooks", "            self._mark(request)\n            if self.sessions.blocked", "            if self.sessions.blocked",
+    ("hooks", "                self._mark(request)\n                if self.sessions.blocked", "                if self.sessions.blocked",
      "the gate does not note the deletion serial (a deletion before the first persist goes unnoticed)"),
     ("hooks", "        if mark is None:\n            self._mark(request)  # no gate ran", "        if mark is None:\n            pass  # no gate ran",
      "without a gate, a deletion between two persists goes unnoticed"),
