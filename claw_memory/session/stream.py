@@ -14,7 +14,7 @@
 from array import array
 
 from .._compat import const
-from ..core import FINAL, USER, backend_format
+from ..core import FINAL, TOOL_CALL, USER, backend_format
 from ..fsutil import Nothing
 from ..messages import call_ids, classify, degrade, pair_tools
 from ..wire import ANTHROPIC, RESPONSES, dump, to_wire
@@ -127,7 +127,8 @@ class History:
                     if not 0 < ln <= self.limit + 1:
                         damaged += 1
                         continue
-                    if rd is not None:
+                    # a tool call is never flat (its calls are nested): parsed at once
+                    if rd is not None and kind != TOOL_CALL:
                         out = None
                         if not later:
                             rd.open(f, off, ln)
