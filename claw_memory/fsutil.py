@@ -14,6 +14,7 @@ _ENOENT = const(2)
 _ENOTDIR = const(20)
 _ENOSPC = const(28)
 _TMP = const(".tmp")
+_CHUNK = const(4096)  # Buffered's piece: a sector of the ESP32's FAT partition, 8 of an SD card's
 
 
 def _stat(path):
@@ -100,12 +101,45 @@ def replace(path, data):
 
 
 def write_tmp(path, data):
-    """Write the complete `path.tmp` for a later rename or journal commit."""
+    """Write the complete `path.tmp` for a later rename or journal commit (a callable is
+    given a Buffered file: writers read other files between their writes)."""
     with open(path + _TMP, "wb") as f:
         if callable(data):
-            data(f)
+            out = Buffered(f)
+            data(out)
+            out.flush()
         else:
             write_all(f, data)
+
+
+class Buffered:
+    """Writes passed on to `f` in whole pieces of 4 KiB. MicroPython's FatFs keeps one sector
+    buffer for all open files (FF_FS_TINY): a small write, then a read of another file,
+    writes a whole sector, so copying a file record by record would write each sector once per
+    record. Whole aligned pieces go to the disk once each. Call flush() before closing `f`."""
+
+    def __init__(self, f):
+        self.f = f
+        self.buf = bytearray(_CHUNK)
+        self.n = 0
+
+    def write(self, data):
+        mv = memoryview(data)
+        k = 0
+        while k < len(mv):
+            c = min(_CHUNK - self.n, len(mv) - k)
+            self.buf[self.n : self.n + c] = mv[k : k + c]
+            self.n += c
+            k += c
+            if self.n == _CHUNK:
+                write_all(self.f, self.buf)
+                self.n = 0
+        return len(mv)
+
+    def flush(self):
+        if self.n:
+            write_all(self.f, memoryview(self.buf)[: self.n])
+            self.n = 0
 
 
 def commit(journal, paths):

@@ -25,12 +25,17 @@ MUTANTS = [
     ("fsutil", "if committed or (not exists(p) and (valid is None or valid(tmp))):",
      "if not exists(p) and (valid is None or valid(tmp)):",
      "recover ignores a committed journal"),
-    ("fsutil", "    with open(path + _TMP, \"wb\") as f:\n        if callable(data):\n            data(f)\n        else:\n            write_all(f, data)",
-     "    f = open(path + _TMP, \"wb\")\n    if callable(data):\n        data(f)\n    else:\n        write_all(f, data)",
+    ("fsutil", "    with open(path + _TMP, \"wb\") as f:\n        if callable(data):",
+     "    f = open(path + _TMP, \"wb\")\n    if True:\n        if callable(data):",
      "write_tmp never closes the tmp file before the rename"),
     ("fsutil", "        if e.args[0] == _ENOENT:\n            return False\n        raise",
      "        return False",
      "remove swallows every error (EIO included)"),
+    ("fsutil", "            data(out)\n            out.flush()\n", "            data(out)\n",
+     "a buffered writer's last partial piece is never written (the tmp file is cut short)"),
+    ("fsutil", "            if self.n == _CHUNK:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
+     "            if self.n == _CHUNK:\n                write_all(self.f, self.buf)\n",
+     "a full piece is written but the buffer is not emptied (it never takes more)"),
 
     # -- text -------------------------------------------------------------------------------
     ("text", "    while i > 0 and b[i] & 0xC0 == 0x80:", "    while i > 0 and b[i - 1] & 0xC0 == 0x80:",
@@ -192,6 +197,8 @@ MUTANTS = [
      "a session is blocked when it stays over the target, not only over the limit"),
     ("session/compact", "        cut = plan.newest\n", "        cut = 0\n",
      "when the target cannot be reached, nothing is dropped though the size was planned without"),
+    ("session/compact", "        iout.write(ents)\n        out.flush()\n", "        iout.write(ents)\n",
+     "the compacted log's last partial piece is never written"),
 
     # -- session/window ---------------------------------------------------------------------
     ("session/window", "    return _OVERHEAD + (ln + 2) // 3", "    return _OVERHEAD + ln // 3",

@@ -11,8 +11,9 @@
 # it alone is over the limit, the session is blocked (ESP-Claw's warning).
 #
 # Both files are written as `.tmp` and committed together through a journal (fsutil.commit),
-# record by record through one small buffer; index entries are written in batches (FAT
-# shares one sector buffer between open files: alternating small writes cost a sector each).
+# record by record through one small buffer into a fsutil.Buffered (FAT shares one sector
+# buffer between open files: alternating small writes cost a sector each); index entries are
+# written in batches for the same reason.
 
 from .. import fsutil
 from .._compat import const
@@ -120,7 +121,8 @@ def compact(log, st, size_limit, note):
     buf = bytearray(_COPY)
     ents = bytearray()
     pos = i = 0
-    with open(log, "rb") as lf, open(log + ".tmp", "wb") as out, open(idx + ".tmp", "wb") as iout:
+    with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
+        out = fsutil.Buffered(f)
         iout.write(fmt_.HEADER)
         for off, ln, kind, fmt in each(log, st):
             if plan.keep(i, kind):
@@ -140,6 +142,7 @@ def compact(log, st, size_limit, note):
                 kept += 1
             i += 1
         iout.write(ents)
+        out.flush()
     fsutil.commit(log + ".commit", [log, idx])
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size = st.pend, st.pend_size

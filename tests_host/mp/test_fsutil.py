@@ -48,6 +48,47 @@ def test_replace_and_writer_callable():
     dev.unmount()
 
 
+def _copy_by_records(src, n):
+    def write(out):
+        with open(src, "rb") as f:
+            for _ in range(n):
+                out.write(f.read(100))  # read the other file between small writes
+    return write
+
+
+def test_a_writer_is_buffered_into_whole_pieces():
+    # FAT in MicroPython shares one sector buffer between open files: without the buffer,
+    # each 100-byte write followed by a read of the source wrote a whole 4 KiB sector.
+    dev = mount("fat", "/flash", blocks=128)
+    data = bytes(range(256)) * 40  # 10,240 bytes: two whole pieces and a partial one
+    fsutil.write_file("/flash/src", data)
+    dev.reset_stats()
+    fsutil.replace("/flash/dst", _copy_by_records("/flash/src", 103))
+    eq(_read("/flash/dst"), data, "every byte, in order, across the piece boundaries")
+    ok(dev.bytes_programmed <= 12 * 4096, "%d bytes programmed for a 10 KiB file (102 writes "
+       "unbuffered: ~400 KiB)" % dev.bytes_programmed)
+    b = fsutil.Buffered(None)
+    b.f = _Sink()
+    eq(b.write(b"x" * 4095), 4095, "write returns the length")
+    eq(b.f.got, [], "nothing written before a whole piece")
+    b.write(b"yz")
+    eq([len(c) for c in b.f.got], [4096], "one whole piece")
+    b.flush()
+    eq([len(c) for c in b.f.got], [4096, 1], "flush writes the rest")
+    b.flush()
+    eq(len(b.f.got), 2, "a second flush writes nothing")
+    dev.unmount()
+
+
+class _Sink:
+    def __init__(self):
+        self.got = []
+
+    def write(self, data):
+        self.got.append(bytes(data))
+        return len(data)
+
+
 def test_recover_rules():
     dev = mount("lfs2", "/flash", blocks=64)
     # tmp beside its target: an unfinished write, discarded.
