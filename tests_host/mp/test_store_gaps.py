@@ -550,3 +550,118 @@ def test_a_read_error_never_makes_a_file_look_missing():
         reads, errors = _eio_matrix(kind, write, every)
         print("%s: %d reads, %d failed with OSError" % (kind, reads, errors))
         ok(errors > 0, "the read errors surfaced")
+
+
+# -- next_summary_id without the index ---------------------------------------------------------
+
+
+_ESP_ID = "mem-1713990000-0001"
+_ESP_MUSIC = {"id": _ESP_ID, "source": "manual", "content": "User likes jazz music", "tags": "music",
+              "keywords": "jazz,music", "created_at": 1713990000, "updated_at": 1713990000,
+              "access_count": 0, "deleted": False, "summary_ids": [1], "summary_labels": []}
+
+
+def _esp_claw_root(index, digest=b"1713995000\tcompact\t-\trebuild=index+markdown\n"):
+    """A memory directory as ESP-Claw leaves it after a compaction that dropped the label
+    `bike` (id 2): one item labelled `music` (id 1); `index`: memory_index.json. ESP-Claw's
+    compact line carries no next_summary_id."""
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(M)
+    _write(RECORDS, (json.dumps(_ESP_MUSIC) + "\n").encode())
+    _write(DIGEST, digest)
+    _write(M + "/memory_index.json", index)
+    return dev
+
+
+def test_a_label_id_given_before_a_compaction_is_not_reused_when_the_index_is_lost():
+    dev, mem, clock = _fresh()
+    mem.store.store("User likes jazz music", "music")
+    b, _ = mem.store.store("User owns a red bicycle", "bike")
+    mem.store.forget(b["id"])
+    mem.store.compact()  # the tombstone (the last line naming id 2) leaves the records
+    mem.close()
+    fsutil.remove(M + "/memory_index.json")  # lost: only the digest's compact line knows 3
+    mem = _open(clock)
+    mem.store.store("User speaks Portuguese", "language")
+    eq([(e["summary_id"], e["label"]) for e in mem.store.labels()], [(1, "music"), (3, "language")],
+       "id 2 is not given again")
+    eq(_index(mem)["next_summary_id"], 4, "next_summary_id on flash")
+    dev.unmount()
+
+
+def test_esp_claws_next_summary_id_is_kept_when_it_is_above_every_label():
+    dev = _esp_claw_root(b'{"version":3,"next_summary_id":3,"last_compact_digest_size":0,"summaries":'
+                         b'[{"summary_id":1,"label":"music","ref_count":1}],'
+                         b'"keyword_index":{"jazz":["' + _ESP_ID.encode() + b'"],"music":["'
+                         + _ESP_ID.encode() + b'"]}}')
+    mem = _open(Clock())
+    mem.store.store("User speaks Portuguese", "language")
+    eq([(e["summary_id"], e["label"]) for e in mem.store.labels()], [(1, "music"), (3, "language")],
+       "id 2 (ESP-Claw's bike) is not given again")
+    dev.unmount()
+
+
+def test_an_esp_claw_index_with_an_escaped_quote_is_read():
+    # A keyword term and a label holding a quote: the index is valid JSON and is taken as
+    # it is (its next_summary_id, 3, is nowhere else).
+    item = dict(_ESP_MUSIC, tags='music,5" vinyl', keywords='jazz,5" vinyl')
+    dev = _esp_claw_root(b'{"version":3,"next_summary_id":3,"last_compact_digest_size":0,"summaries":'
+                         b'[{"summary_id":1,"label":"music","ref_count":1}],'
+                         b'"keyword_index":{"jazz":["' + _ESP_ID.encode() + b'"],"5\\" vinyl":["'
+                         + _ESP_ID.encode() + b'"]}}')
+    _write(RECORDS, (json.dumps(item) + "\n").encode())
+    mem = _open(Clock())
+    eq(mem.store.verify()["index"], "MEMORY.md missing", "the index itself is fine")
+    mem.store.store("User speaks Portuguese", "language")
+    eq([(e["summary_id"], e["label"]) for e in mem.store.labels()], [(1, "music"), (3, "language")],
+       "next_summary_id read from the index")
+    dev.unmount()
+    # Our own index with a quoted label and term describes the records as it is.
+    dev, mem, clock = _fresh()
+    mem.store.store('User has a 5" phone', '5" phone')
+    mem.close()
+    ok(b'"label":"5\\" phone"' in _read(M + "/memory_index.json"), "an escaped quote in the index")
+    mem = _open(clock)
+    eq(mem.store.verify()["index"], "ok", "not taken as corrupt")
+    eq([e["label"] for e in mem.store.labels()], ['5" phone'], "the label")
+    dev.unmount()
+
+
+def test_a_summary_id_no_label_names_is_not_given_to_a_new_label():
+    # ESP-Claw's records, index lost, a digest without our compact line: the item refers to
+    # id 7, which no tag of it names (its label cannot be recovered). A new label must not
+    # take 7, or the old item would carry it.
+    dev = _esp_claw_root(b"", digest=b"")
+    fsutil.remove(M + "/memory_index.json")
+    _write(RECORDS, (json.dumps(dict(_ESP_MUSIC, summary_ids=[1, 7])) + "\n").encode())
+    mem = _open(Clock())
+    b, _ = mem.store.store("User owns a red bicycle", "bike")
+    eq([(e["summary_id"], e["label"]) for e in mem.store.labels()], [(1, "music"), (8, "bike")],
+       "bike gets 8")
+    eq(mem.store.get(_ESP_ID)["summary_labels"], ["music"], "the old item is not labelled bike")
+    eq([i["id"] for i in mem.store.recall(["bike"])], [b["id"]], "recall of bike")
+    dev.unmount()
+
+
+@timeout(300)
+def test_a_label_id_is_not_reused_after_the_catalog_is_rebuilt_compactly():
+    # 50 long labels, then all but the first forgotten newest first (one batch): their bytes
+    # outgrow the live ones and the catalog is rebuilt compactly on the way.
+    dev, mem, clock = _fresh()
+    mem.store.store("User likes jazz music", "music")
+    ids = []
+    for n in range(50):
+        it, _ = mem.store.store("Remembered fact number %02d about topics" % n, "topic-number-%02d-padding" % n)
+        ids.append(it["id"])
+    eq(_sid_of(mem, "topic-number-49-padding"), 51, "the highest id")
+    with mem.store.batch() as b:
+        for mid in reversed(ids):
+            b.forget(mid)
+    eq([e["label"] for e in mem.store.labels()], ["music"], "only music left")
+    mem.store.store("User speaks Portuguese", "language")
+    eq(_sid_of(mem, "language"), 52, "no id of a forgotten label is given again")
+    mem = _open(clock)
+    mem.store.store("User works from home", "work")
+    eq(_sid_of(mem, "work"), 53, "nor after reopening")
+    dev.unmount()
+
