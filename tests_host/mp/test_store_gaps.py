@@ -665,3 +665,157 @@ def test_a_label_id_is_not_reused_after_the_catalog_is_rebuilt_compactly():
     eq(_sid_of(mem, "work"), 53, "nor after reopening")
     dev.unmount()
 
+
+# -- ESP-Claw's index: what it says, and what it must not make us accept -------------------------
+
+
+def test_recalls_esp_claw_folded_in_before_its_compact_line_are_not_counted_again():
+    # ESP-Claw's compaction folded the two recalls into access_count (2) and wrote their end
+    # as last_compact_digest_size, but was cut before its own compact line: the digest's last
+    # compact line is an older one, before the recalls.
+    digest = (b"1713980000\tcompact\t-\trebuild=index+markdown\n"
+              b"1713995000\trecall\t" + _ESP_ID.encode() + b"\taccess_count+1\n"
+              b"1713996000\trecall\t" + _ESP_ID.encode() + b"\taccess_count+1\n")
+    index = (b'{"version":3,"next_summary_id":2,"last_compact_digest_size":%d,"summaries":'
+             b'[{"summary_id":1,"label":"music","ref_count":1}],"keyword_index":{}}' % len(digest))
+    dev = _esp_claw_root(index, digest)
+    _write(RECORDS, (json.dumps(dict(_ESP_MUSIC, access_count=2, updated_at=1713996000)) + "\n").encode())
+    clock = Clock()
+    mem = _open(clock)
+    mem.store.compact()
+    eq(mem.store.get(_ESP_ID)["access_count"], 2, "the folded recalls count once")
+    mem.store.recall(["music"])
+    mem.store.compact()
+    eq(mem.store.get(_ESP_ID)["access_count"], 3, "a new recall counts")
+    dev.unmount()
+
+
+def _without_stamp(data):
+    """An index of ours as ESP-Claw would have written it: no records_size."""
+    at = data.find(b'"records_size":')
+    return data[:at] + data[data.index(b",", at) + 1:]
+
+
+def test_memory_md_with_text_after_what_we_render_is_rewritten():
+    # ESP-Claw's index (no records_size stamp) and a MEMORY.md that still lists a forgotten
+    # item after the current ones: it does not describe the records.
+    dev, mem, clock = _fresh()
+    mem.store.store("User likes jazz music", "music")
+    mem.close()
+    _write(M + "/memory_index.json", _without_stamp(_read(M + "/memory_index.json")))
+    mem = _open(clock)
+    eq(mem.store.verify()["index"], "ok", "ESP-Claw's index and our MEMORY.md match the records")
+    stale = b"- `mem-1713000000-0001` User's old password is hunter2\n  time=- access=0 labels=[]\n"
+    _write(M + "/MEMORY.md", _read(M + "/MEMORY.md") + stale)
+    mem = _open(clock)
+    eq(mem.store.verify()["index"], "MEMORY.md does not match the records", "extra text noticed")
+    eq(_contents(mem), ["User likes jazz music"], "items")
+    md = _read(M + "/MEMORY.md")
+    ok(b"hunter2" not in md, "the forgotten item left MEMORY.md")
+    ok(md.endswith(b"User likes jazz music\n  time=2024-04-24 23:06:40 access=0 labels=[\"music\"]\n"),
+       "rendered again: %r" % md)
+    dev.unmount()
+
+
+def test_an_index_without_a_summaries_array_is_rebuilt():
+    dev, mem, clock = _fresh()
+    mem.store.store("User likes quiet mornings")  # no tags: no labels
+    mem.close()
+    _write(M + "/memory_index.json", b'{"version":3,"next_summary_id":1,"last_compact_digest_size":0,'
+                                     b'"keyword_index":{}}')
+    mem = _open(clock)
+    eq(mem.store.verify()["index"], "corrupt", "no catalog: not an index")
+    eq(_contents(mem), ["User likes quiet mornings"], "items")
+    idx = _index(mem)
+    eq((idx["summaries"], idx["records_size"]), ([], fsutil.size(RECORDS)), "rewritten")
+    dev.unmount()
+
+
+def test_an_index_with_a_ref_count_of_true_is_rebuilt():
+    # cJSON reads true as the number 0 (ESP-Claw would drop the label at its next forget).
+    dev, mem, clock = _fresh()
+    mem.store.store("User keeps bees in the garden", "bees")
+    mem.close()
+    idx = _read(M + "/memory_index.json")
+    ok(b'"ref_count":1' in idx, "written with a number")
+    _write(M + "/memory_index.json", idx.replace(b'"ref_count":1', b'"ref_count":true'))
+    mem = _open(clock)
+    eq(mem.store.verify()["index"], "corrupt", "a boolean is not a count")
+    eq([(e["label"], e["ref_count"]) for e in mem.store.labels()], [("bees", 1)], "catalog")
+    mem.close()
+    idx = _read(M + "/memory_index.json")
+    ok(b'"ref_count":1' in idx and b"true" not in idx, "rewritten with a number: %r" % idx)
+    dev.unmount()
+
+
+def test_a_label_listed_twice_in_the_index_is_kept_once():
+    # A label stored before labels were normalised ("# music") is "music", which the catalog
+    # already has: one entry.
+    other = dict(_ESP_MUSIC, id="esp-2", content="User plays the piano", tags="# music", keywords="piano",
+                 summary_ids=[2])
+    dev = _esp_claw_root(b'{"version":3,"next_summary_id":3,"last_compact_digest_size":0,"summaries":'
+                         b'[{"summary_id":1,"label":"music","ref_count":1},'
+                         b'{"summary_id":2,"label":"# music","ref_count":1}],"keyword_index":{}}')
+    _write(RECORDS, (json.dumps(_ESP_MUSIC) + "\n" + json.dumps(other) + "\n").encode())
+    mem = _open(Clock())
+    eq([(e["summary_id"], e["label"]) for e in mem.store.labels()], [(1, "music")], "once")
+    eq([e["summary_id"] for e in _index(mem)["summaries"]], [1], "once on flash")
+    dev.unmount()
+
+
+# -- catalog, counts, recall limit -------------------------------------------------------------
+
+
+def test_a_label_dropped_and_added_again_is_found():
+    dev, mem, clock = _fresh()
+    a, _ = mem.store.store("User likes jazz music", "music")
+    mem.store.store("User paints watercolours", "art")
+    mem.store.forget(a["id"])  # music leaves the catalog
+    ok(not mem.store.has_label("music"), "gone")
+    mem.store.store("User plays the piano", "music")
+    ok(mem.store.has_label("music"), "back")
+    mem.store.store("User sings in a choir", "music")
+    eq([(e["summary_id"], e["label"], e["ref_count"]) for e in mem.store.labels()],
+       [(2, "art", 1), (3, "music", 2)], "one music entry, two items")
+    dev.unmount()
+
+
+def test_count_follows_forget_and_update():
+    dev, mem, clock = _fresh()
+    a, _ = mem.store.store("User keeps bees in the garden", "bees")
+    mem.store.store("User paints watercolours", "art")
+    eq(mem.store.count(), 2, "two stored")
+    mem.store.forget(a["id"])
+    eq(mem.store.count(), 1, "one forgotten")
+    mem.store.update(list(mem.store.list())[0]["id"], content="User paints in oils")
+    eq(mem.store.count(), 1, "an update replaces")
+    eq(_open(clock).store.count(), 1, "after reopening")
+    dev.unmount()
+
+
+def test_recall_keeps_its_limit_when_a_tie_straddles_it():
+    dev, mem, clock = _fresh()
+    for mid, what in (("tie-c", "kites"), ("tie-a", "boats"), ("tie-b", "trains")):
+        mem.store.store("User builds model %s" % what, "models", memory_id=mid)
+    eq([i["id"] for i in mem.store.recall(["models"], limit=2)], ["tie-a", "tie-b"],
+       "three tie: the first two by id")
+    eq([i["id"] for i in mem.store.recall(["models"], limit=1)], ["tie-a"], "limit 1")
+    dev.unmount()
+
+
+def test_labels_json_with_multibyte_labels():
+    dev, mem, clock = _fresh()
+    mem.store.store("User drinks coffee in Paris", "café,日本,straße")
+    eq(mem.store.labels_json(), '["café","日本","straße"]', "JSON array of the labels")
+    dev.unmount()
+
+
+def test_a_keyword_index_written_in_several_passes_is_whole_json():
+    # 24 items of one term each: 72 term/id pairs at most, written in two passes.
+    dev, mem, clock = _fresh()
+    want = {}
+    for n in range(24):
+        it, _ = mem.store.store("Remembered fact number %02d about things" % n, "kw%02d" % n)
+        want["kw%02d" % n] = [it["id"]]
+    eq(_index(mem)["keyword_index"], want, "every term, strict JSON")
+    dev.unmount()
