@@ -47,7 +47,7 @@ _SESSION = [_MP + "test_session.py", _MP + "test_session_gaps.py", _MP + "test_s
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_gaps.py",
            _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_store_powercut.py",
-          _MP + "test_golden.py", _MP + "test_store_faults.py"]
+          _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
 TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],

@@ -102,3 +102,49 @@ def test_damaged_maps_are_repaired():
             m = json.loads(f.read())
         ok(m["current_alias"] in m["sessions"], "valid map written")
     dev.unmount()
+
+
+def test_a_deletion_cut_while_its_journal_is_written_deletes_no_other_session():
+    # A cut while /session delete writes its journal leaves it empty (or unreadable): that
+    # names no alias, so nothing is deleted on the next read of the map, not even the
+    # session whose id is the chat key with an empty alias (any id is a session's id).
+    dev = mount("lfs2", "/flash", blocks=128)
+    mem = claw_memory.open("/flash")
+    mem.chats.session_id("web", "u5")
+    eq(mem.session_command("web", "u5", "new work"), "Started a new session: work", "new")
+    eq(mem.session_command("web", "u5", "switch default_01"), "Switched to session: default_01", "switch")
+    for sid in ("chat:web:u5:work", "chat:web:u5:default_01", "chat:web:u5:"):
+        mem.sessions.persist(sid, [(1, None, "talk in " + sid)], turn_completed=True)
+    mem.close()
+    image = dev.image()
+    dev = dev.restore(image)
+    ops0 = dev.ops
+    eq(claw_memory.open("/flash").session_command("web", "u5", "delete work"), "Deleted session: work", "delete")
+    total = dev.ops - ops0
+    empty = 0
+    for n in range(total):
+        dev = dev.restore(image)
+        dev.cut_power(n)
+        try:
+            claw_memory.open("/flash").session_command("web", "u5", "delete work")
+        except OSError:
+            pass
+        dev = dev.reboot()
+        path = MAPS + "/" + chats.map_file("chat:web:u5") + ".deleting"
+        try:
+            with open(path, "rb") as f:
+                empty += f.read() == b""
+        except OSError:
+            pass
+        mem = claw_memory.open("/flash")
+        current, aliases = mem.chats.aliases("web", "u5")
+        work = [m["content"] for m in mem.sessions.messages("chat:web:u5:work")]
+        if "work" in aliases:
+            eq(work, ["talk in chat:web:u5:work"], "cut %d: work listed, with its history" % n)
+        else:
+            eq(work, [], "cut %d: work deleted, its history too" % n)
+        eq((current, [a for a in aliases if a != "work"]), ("default_01", ["default_01"]), "cut %d: map" % n)
+        for sid in ("chat:web:u5:default_01", "chat:web:u5:"):
+            eq([m["content"] for m in mem.sessions.messages(sid)], ["talk in " + sid], "cut %d: %s kept" % (n, sid))
+    ok(empty > 0, "some cut left an empty journal")
+    dev.unmount()

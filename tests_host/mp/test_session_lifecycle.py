@@ -71,6 +71,30 @@ async def test_an_answer_for_a_session_deleted_meanwhile_is_not_kept():
     dev.unmount()
 
 
+def test_without_a_gate_a_deletion_between_two_persists_is_noticed():
+    # An agent loop that runs no request gate: the request's first persist notes which
+    # deletion of its session it started after, so a deletion after it refuses the rest (the
+    # answer would otherwise recreate a session no list shows).
+    dev = _fresh()
+    mem = claw_memory.open("/flash", extract=False)
+    hooks = mem.hooks()
+    sid = "chat:web:ada:work"
+    req = Request("a question for work", sid, CH, CHAT)
+    hooks.persist(req, [(1, None, "a question for work")])
+    eq([m["content"] for m in mem.sessions.messages(sid)], ["a question for work"], "the first persist is kept")
+    mem.sessions.delete(sid)
+    raises(SessionDeleted, hooks.persist, req, [(2, None, "the late answer")], True)
+    log = mem.sessions.path(sid)
+    ok(not fsutil.exists(log) and not fsutil.exists(log + ".pending"), "no file recreated")
+    eq(mem.sessions.messages(sid), [], "nothing kept")
+    # A request that starts after the deletion is fine.
+    req2 = Request("hello", sid, CH, CHAT)
+    hooks.persist(req2, [(1, None, "hello")])
+    hooks.persist(req2, [(2, None, "fresh")], True)
+    eq([m["content"] for m in mem.sessions.messages(sid)], ["hello", "fresh"], "kept")
+    dev.unmount()
+
+
 def test_a_tool_result_too_big_for_a_record_is_cut_not_dropped():
     dev = _fresh()
     s = Sessions(D, max_record_bytes=4096)

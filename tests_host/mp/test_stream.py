@@ -330,3 +330,45 @@ def test_records_another_writer_damaged_are_not_sent_as_stored():
             ok(gone not in text, "%r is not sent (%s)" % (gone, backend))
         ok('"content":"fine"' in text, "the sound record is sent")
     dev.unmount()
+
+
+def test_a_user_record_without_content_goes_as_empty_text():
+    # Another writer's user record with no content: every API wants text there (OpenAI
+    # rejects a user message whose content is null).
+    dev, s = _fresh()
+    for backend in BACKENDS:
+        sid = "u-" + backend
+        s.persist(sid, [(1, '{"role":"user"}', None)], backend=backend)
+        s.persist(sid, [(2, None, "hello")], turn_completed=True, backend=backend)
+        da, db = _bodies(s.history(sid, backend, 0), backend)
+        eq(da, db, backend)
+        strictjson.check(da)
+        eq(json.loads(da)["messages"], [{"role": "system", "content": "s"}, {"role": "user", "content": ""},
+                                        {"role": "assistant", "content": "hello"}], backend)
+    dev.unmount()
+
+
+def test_anthropic_tool_use_input_is_always_an_object():
+    # Arguments that are JSON but not an object (or not JSON) go to Anthropic as {}: its API
+    # rejects any other tool_use input. OpenAI takes the arguments text as it is.
+    dev, s = _fresh()
+    for n, args in enumerate(("[1,2]", "42", '"text"', "null", "{not json", '{"name":"user"}')):
+        call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+                '"function":{"name":"t","arguments":%s}}]}' % json.dumps(args))
+        for backend in ("anthropic", "openai"):
+            sid = "a%d-%s" % (n, backend)
+            s.persist(sid, [(1, None, "q")], backend=backend)
+            s.persist(sid, [(3, call, None), (4, '[{"role":"tool","tool_call_id":"c1","content":"r",'
+                                                 '"is_error":false}]', None)], backend=backend)
+            s.persist(sid, [(2, None, "a")], turn_completed=True, backend=backend)
+            da, db = _bodies(s.history(sid, backend, 0), backend)
+            eq(da, db, backend)
+            strictjson.check(da)
+            turn = json.loads(da)["messages"][2]
+            if backend == "anthropic":
+                want = {"name": "user"} if n == 5 else {}
+                eq(turn, {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "t",
+                                                            "input": want}]}, "%s: %r" % (backend, args))
+            else:
+                eq(turn["tool_calls"][0]["function"]["arguments"], args, "%s: %r" % (backend, args))
+    dev.unmount()

@@ -56,6 +56,36 @@ async def test_memory_list_never_exceeds_16384_bytes_and_fills_them():
     dev.unmount()
 
 
+def _listed(mid, content):
+    # An item of memory_list as ESP-Claw's fields give it (stored at T0 with tags "t").
+    return ('{"id":"%s","source":"manual","content":"%s","tags":"t","keywords":"t","created_at":1714000000,'
+            '"updated_at":1714000000,"access_count":0,"deleted":false,"summary_ids":[1],"summary_labels":["t"]}'
+            % (mid, content))
+
+
+async def test_memory_list_keeps_room_for_its_closing_tail():
+    # Sizes by hand: the head {"ok":true,"action":"memory_list","changed":false,"items":[ is 59
+    # bytes, an item 192 + its content, each after the first a comma more; the tail
+    # ],"truncated":true,"total":60} is 30. m000 (160-byte content: 352) and 50 more items
+    # (120-byte contents: 313 each with the comma) make 59 + 352 + 50 * 313 = 16061 bytes; one
+    # more item would make 16374, which fits 16384 alone but not with the tail.
+    dev, mem, tools = _setup(clock=lambda: 1714000000)
+    first = "Fact 000 " + "x" * 151
+    mem.store.store(first, "t", memory_id="m000")
+    for n in range(1, 60):
+        mem.store.store("Fact %03d " % n + "y" * 111, "t", memory_id="m%03d" % n)
+    good, out, js = await _run(tools, "memory_list", {})
+    ok(good, "listed")
+    ok(len(out.encode()) <= 16384, "at most 16384 bytes (%d)" % len(out.encode()))
+    ok(out.startswith('{"ok":true,"action":"memory_list","changed":false,"items":[' + _listed("m000", first) + ","),
+       "the sizes above hold: %s" % out[:300])
+    eq([i["id"] for i in js["items"]], ["m%03d" % n for n in range(51)], "51 items")
+    eq((js["truncated"], js["total"]), (True, 60), "truncated")
+    eq(len(out.encode()), 16091, "bytes")
+    ok(out.endswith('],"truncated":true,"total":60}'), "the tail whole")
+    dev.unmount()
+
+
 async def test_memory_update_of_the_tags_alone_changes_the_tags():
     dev, mem, tools = _setup()
     a, _ = mem.store.store("User drinks green tea every morning", "drink", "tea")
