@@ -26,7 +26,7 @@ SCRIPT = os.path.join(ROOT, "tools", "build_firmware.sh")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import gen_package_json  # noqa: E402
-from manifest_sim import PORT_DIR, ManifestRun  # noqa: E402
+from manifest_sim import ManifestRun  # noqa: E402
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -42,7 +42,7 @@ def test_agent_turns_with_memory_tools(tmp_path, kind):
         return mem
 
     with LLMServer() as srv:
-        mem = asyncio.run(main(srv))
+        asyncio.run(main(srv))
     # The third request carried the whole first turn as history, in the wire format.
     body = srv.requests[2].body
     roles = [m["role"] for m in body["messages"]]

@@ -431,7 +431,6 @@ def near_fig(r, window=40):
 def report(res):
     lines = []
     out = lines.append
-    p = res["plan"]
     targets = target_rows(res)
     out("## Targets")
     out("")

@@ -99,8 +99,7 @@ class Catalog:
             return
         live = sum(self.lens[i] + 2 for i in range(len(self.lens)) if self.refs[i])
         if self.pages.size() > 2 * live + PAGE:
-            keep = Catalog(live)
-            keep.next_id = self.next_id
+            keep = Catalog(live)  # its arrays and pages are taken; next_id stays ours
             for i in range(len(self.sids)):
                 if self.refs[i]:
                     keep.add(self.sids[i], self.label_at(i), self.refs[i])

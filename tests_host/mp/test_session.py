@@ -556,7 +556,7 @@ def test_compaction_journal_recovery():
     _turn(s, "j", 1)
     s.close()
     log = s.path("j")
-    good_log, good_idx = _read(log), _read(log + ".idx")
+    good_log = _read(log)
     # Unfinished compaction (no journal): tmp files are dropped, old pair kept.
     _write(log + ".tmp", b"partial")
     _write(log + ".idx.tmp", b"CHDX")

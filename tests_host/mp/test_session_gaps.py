@@ -6,7 +6,7 @@ import os
 import struct
 
 from flashsim import mount
-from mptest import eq, heap, ok, raises, timeout
+from mptest import eq, heap, ok, timeout
 
 import claw_memory
 from claw_memory import fsutil, session

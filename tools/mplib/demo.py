@@ -14,7 +14,7 @@ import os
 import sys
 
 import claw_memory
-from claw_memory._compat import MICROPYTHON, dumps
+from claw_memory._compat import dumps
 from claw_memory.agent import Agent
 from claw_memory.core import Request
 
