@@ -207,15 +207,20 @@ def dump(w):
     if not isinstance(w, dict):
         return dumps(w)
     parts = []
+    seen = 0
     for k in _ORDER:
         if k in w:
             v = w[k]
             if k == "content" and isinstance(v, list):
-                v = "[" + ",".join(dump(b) for b in v) + "]"
+                parts.append('"content":[' + ",".join([dump(b) for b in v]) + "]")
             else:
-                v = dumps(v)
-            parts.append('"%s":%s' % (k, v))
-    for k in w:
-        if k not in _ORDER:
-            parts.append(dumps(k) + ":" + dumps(w[k]))
+                parts.append(_KEYS[k] + dumps(v))
+            seen += 1
+    if seen < len(w):  # keys of no fixed place, after the others
+        for k in w:
+            if k not in _ORDER:
+                parts.append(dumps(k) + ":" + dumps(w[k]))
     return "{" + ",".join(parts) + "}"
+
+
+_KEYS = {k: '"%s":' % k for k in _ORDER}

@@ -26,7 +26,7 @@ from .window import records
 
 _BUF = const(1024)
 _SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
-_TEXTS = const(1024)  # bytes of converted messages kept after the first pass
+_TEXTS = const(2048)  # bytes of converted messages kept after the first pass
 _ROLES = (b"user", b"assistant", b"tool")
 _TOOL_KEYS = (b"role", b"tool_call_id", b"content", b"is_error")
 _GROUP = b'{"role":"user","content":['  # Anthropic: the results of one round in one message
