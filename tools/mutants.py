@@ -539,7 +539,7 @@ MUTANTS = [
     ("wire", "_ORDER = (\"type\", \"role\", \"tool_call_id\", \"tool_use_id\", \"call_id\", \"content\",",
      "_ORDER = (\"type\", \"role\", \"content\", \"tool_call_id\", \"tool_use_id\", \"call_id\",",
      "dump writes content before the tool ids (streamed and converted bodies differ)"),
-    ("wire", "    for k in w:\n        if k not in _ORDER:\n            parts.append(dumps(k) + \":\" + dumps(w[k]))\n", "",
+    ("wire", "                parts.append(dumps(k) + \":\" + dumps(w[k]))\n", "                pass\n",
      "dump drops the keys outside its fixed order (tool_calls, name, input...)"),
     ("wire", "    return \"Error: \" + text if m.get(\"is_error\") else text", "    return text",
      "an error result loses its \"Error: \" prefix for APIs without an error flag"),
@@ -558,6 +558,8 @@ MUTANTS = [
     ("wire", "    out = {\"role\": \"assistant\", \"content\": text if text or not calls else None}",
      "    out = {\"role\": \"assistant\", \"content\": text}",
      "an OpenAI tool call without text goes with content \"\" instead of null"),
+    ("wire", "    if seen < len(w):", "    if seen < len(w) - 1:",
+     "dump drops the only key outside its fixed order"),
 
     # -- chats ------------------------------------------------------------------------------
     ("chats", "        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
