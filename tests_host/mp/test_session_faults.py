@@ -97,6 +97,7 @@ def _matrix(exc):
             except AssertionError as e:
                 raise AssertionError("fault at operation %d: %s" % (at, e))
         ok(fired > total * 9 // 10, "nearly every operation was failed once (%d of %d)" % (fired, total))
+        print("faults: %d file operations, %d failed once" % (total, fired))  # docs/DURABILITY.md
     finally:
         fa.remove()
     dev.unmount()

@@ -100,6 +100,7 @@ def _matrix(exc):
             dev = dev.reboot()
             _check(dev, result)
         eq(fired, total, "every operation was failed once")
+        print("faults: %d file operations, every one failed once" % total)  # docs/DURABILITY.md
     finally:
         fa.remove()
     dev.unmount()
