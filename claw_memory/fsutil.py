@@ -15,6 +15,7 @@ _ENOTDIR = const(20)
 _ENOSPC = const(28)
 _TMP = const(".tmp")
 _CHUNK = const(4096)  # Buffered's piece: a sector of the ESP32's FAT partition, 8 of an SD card's
+_SMALL = const(512)  # its piece when no 4 KiB run is free (an SD card's sector)
 
 
 def _stat(path):
@@ -103,9 +104,10 @@ def replace(path, data):
 def write_tmp(path, data):
     """Write the complete `path.tmp` for a later rename or journal commit (a callable is
     given a Buffered file: writers read other files between their writes)."""
+    out = Buffered() if callable(data) else None  # before the file: no empty tmp on MemoryError
     with open(path + _TMP, "wb") as f:
-        if callable(data):
-            out = Buffered(f)
+        if out is not None:
+            out.f = f
             data(out)
             out.flush()
         else:
@@ -116,22 +118,27 @@ class Buffered:
     """Writes passed on to `f` in whole pieces of 4 KiB. MicroPython's FatFs keeps one sector
     buffer for all open files (FF_FS_TINY): a small write, then a read of another file,
     writes a whole sector, so copying a file record by record would write each sector once per
-    record. Whole aligned pieces go to the disk once each. Call flush() before closing `f`."""
+    record. Whole aligned pieces go to the disk once each. Call flush() before closing `f`.
+    write() takes bytes-like data of bytes (bytes, bytearray, memoryview, str)."""
 
-    def __init__(self, f):
+    def __init__(self, f=None):
         self.f = f
-        self.buf = bytearray(_CHUNK)
+        try:
+            self.buf = bytearray(_CHUNK)
+        except MemoryError:  # a fragmented heap: smaller whole pieces rather than failing
+            self.buf = bytearray(_SMALL)
         self.n = 0
 
     def write(self, data):
         mv = memoryview(data)
+        size = len(self.buf)
         k = 0
         while k < len(mv):
-            c = min(_CHUNK - self.n, len(mv) - k)
+            c = min(size - self.n, len(mv) - k)
             self.buf[self.n : self.n + c] = mv[k : k + c]
             self.n += c
             k += c
-            if self.n == _CHUNK:
+            if self.n == size:
                 write_all(self.f, self.buf)
                 self.n = 0
         return len(mv)

@@ -119,10 +119,11 @@ def compact(log, st, size_limit, note):
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
     buf = bytearray(_COPY)
+    out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     ents = bytearray()
     pos = i = 0
     with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
-        out = fsutil.Buffered(f)
+        out.f = f
         iout.write(fmt_.HEADER)
         for off, ln, kind, fmt in each(log, st):
             if plan.keep(i, kind):
@@ -144,6 +145,7 @@ def compact(log, st, size_limit, note):
         iout.write(ents)
         out.flush()
     fsutil.commit(log + ".commit", [log, idx])
+    out = buf = ents = None  # rebase_pending needs buffers of its own
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size = st.pend, st.pend_size
     rebase_pending(log, new)

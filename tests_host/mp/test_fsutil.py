@@ -80,6 +80,34 @@ def test_a_writer_is_buffered_into_whole_pieces():
     dev.unmount()
 
 
+def test_a_buffered_writer_takes_small_pieces_when_4_kib_is_not_free():
+    # A fragmented heap can have plenty free and no 4 KiB run: the writer then works in
+    # 512-byte pieces (an SD card's sector) instead of failing the compaction that uses it.
+    dev = mount("fat", "/flash", blocks=128)
+    data = bytes(range(256)) * 5  # 1,280 bytes: two whole small pieces and a partial one
+    fsutil.write_file("/flash/src", data)
+    asked = []
+
+    def scarce(n):
+        asked.append(n)
+        if n > 512:
+            raise MemoryError("no %d-byte run free" % n)
+        return bytearray(n)
+
+    sink = _Sink()
+    fsutil.bytearray = scarce  # the module's builtin, shadowed
+    try:
+        b = fsutil.Buffered(sink)
+        fsutil.replace("/flash/dst", _copy_by_records("/flash/src", 13))
+    finally:
+        del fsutil.bytearray
+    eq(asked[:2], [4096, 512], "4 KiB asked first, then a sector")
+    b.write(b"x" * 1100)
+    eq([len(c) for c in sink.got], [512, 512], "whole small pieces")
+    eq(_read("/flash/dst"), data, "every byte, in order, through small pieces")
+    dev.unmount()
+
+
 class _Sink:
     def __init__(self):
         self.got = []
