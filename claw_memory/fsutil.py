@@ -121,12 +121,13 @@ class Buffered:
     record. Whole aligned pieces go to the disk once each. Call flush() before closing `f`.
     write() takes bytes-like data of bytes (bytes, bytearray, memoryview, str)."""
 
-    def __init__(self, f=None):
+    def __init__(self, f=None, size=_CHUNK):
         self.f = f
+        size = max(min(size, _CHUNK), 1)  # (fewer bytes to write need no more)
         try:
-            self.buf = bytearray(_CHUNK)
+            self.buf = bytearray(size)
         except MemoryError:  # a fragmented heap: smaller whole pieces rather than failing
-            self.buf = bytearray(_SMALL)
+            self.buf = bytearray(min(size, _SMALL))
         self.n = 0
 
     def write(self, data):

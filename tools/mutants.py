@@ -36,7 +36,7 @@ MUTANTS = [
     ("fsutil", "            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
      "            if self.n == size:\n                write_all(self.f, self.buf)\n",
      "a full piece is written but the buffer is not emptied (it never takes more)"),
-    ("fsutil", "            self.buf = bytearray(_SMALL)", "            raise",
+    ("fsutil", "            self.buf = bytearray(min(size, _SMALL))", "            raise",
      "a writer fails with MemoryError when no 4 KiB run of heap is free"),
 
     # -- text -------------------------------------------------------------------------------
@@ -131,6 +131,8 @@ MUTANTS = [
     ("session/write", "            if kind not in (USER, FINAL):\n                raise ValueError(\"record %d: tool records need message JSON\" % n)\n",
      "",
      "a tool record given as plain text is accepted"),
+    ("session/write", "            pos += len(line) + 1\n        out.flush()\n", "            pos += len(line) + 1\n",
+     "the turn's append leaves its last buffered piece unwritten"),
 
     # -- session/repair ---------------------------------------------------------------------
     ("session/repair", "fmt_.valid_entry(t, fmt, ln) and off >= end and off + ln <= log_size",

@@ -122,21 +122,28 @@ def append_turn(log, st, lines, fmt, limit):
     """One append moves the pending records and this batch into the log: when it returns,
     the turn is on flash. Its index entries wait in `st.lag` (after_turn)."""
     ents = bytearray()
+    # The pending records are read between the writes: buffered, so that FAT (one sector
+    # buffer shared by all open files) writes the log's last sector once, not once a record.
+    out = fsutil.Buffered(None, max(st.pend_size, 0) + sum(len(ln) + 1 for ln, k in lines) + 2)
 
     def write(f, pos):
+        out.f = f
         if st.torn:
             # A NUL can never be part of valid JSON: the torn fragment stays a line that does
             # not parse, even when only its newline was missing.
-            fsutil.write_all(f, fmt_.CLOSER)
+            out.write(fmt_.CLOSER)
             pos += len(fmt_.CLOSER)
         for kind, kfmt, body in pending(log, st, limit):
-            fsutil.write_all(f, body + b"\n")
+            out.write(body)
+            out.write(b"\n")
             ents.extend(fmt_.entry(pos, len(body) + 1, kind, kfmt))
             pos += len(body) + 1
         for line, kind in lines:
-            fsutil.write_all(f, line + b"\n")
+            out.write(line)
+            out.write(b"\n")
             ents.extend(fmt_.entry(pos, len(line) + 1, kind, fmt))
             pos += len(line) + 1
+        out.flush()
         st.end = pos
 
     fsutil.append(log, write)
