@@ -144,6 +144,22 @@ class Buffered:
                 self.n = 0
         return len(mv)
 
+    def copy(self, src, off, ln):
+        """Write the `ln` bytes at `off` of the open file `src`, read straight into the
+        buffer (no buffer of the caller's)."""
+        src.seek(off)
+        mv = memoryview(self.buf)
+        size = len(self.buf)
+        while ln:
+            got = src.readinto(mv[self.n : self.n + min(size - self.n, ln)])
+            if not got:
+                raise OSError(5, "a file shrank while it was copied")
+            self.n += got
+            ln -= got
+            if self.n == size:
+                write_all(self.f, self.buf)
+                self.n = 0
+
     def flush(self):
         if self.n:
             write_all(self.f, memoryview(self.buf)[: self.n])

@@ -33,11 +33,14 @@ MUTANTS = [
      "remove swallows every error (EIO included)"),
     ("fsutil", "            data(out)\n            out.flush()\n", "            data(out)\n",
      "a buffered writer's last partial piece is never written (the tmp file is cut short)"),
-    ("fsutil", "            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
-     "            if self.n == size:\n                write_all(self.f, self.buf)\n",
+    ("fsutil", "            k += c\n            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
+     "            k += c\n            if self.n == size:\n                write_all(self.f, self.buf)\n",
      "a full piece is written but the buffer is not emptied (it never takes more)"),
     ("fsutil", "            self.buf = bytearray(min(size, _SMALL))", "            raise",
      "a writer fails with MemoryError when no 4 KiB run of heap is free"),
+    ("fsutil", "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
+     "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n",
+     "a copy writes a full piece but does not empty the buffer"),
 
     # -- text -------------------------------------------------------------------------------
     ("text", "    while i > 0 and b[i] & 0xC0 == 0x80:", "    while i > 0 and b[i - 1] & 0xC0 == 0x80:",
@@ -201,7 +204,7 @@ MUTANTS = [
      "a session is blocked when it stays over the target, not only over the limit"),
     ("session/compact", "        cut = plan.newest\n", "        cut = 0\n",
      "when the target cannot be reached, nothing is dropped though the size was planned without"),
-    ("session/compact", "        iout.write(ents)\n        out.flush()\n", "        iout.write(ents)\n",
+    ("session/compact", "        ents.flush()\n        out.flush()\n", "        ents.flush()\n",
      "the compacted log's last partial piece is never written"),
 
     # -- session/window ---------------------------------------------------------------------

@@ -11,20 +11,18 @@
 # it alone is over the limit, the session is blocked (ESP-Claw's warning).
 #
 # Both files are written as `.tmp` and committed together through a journal (fsutil.commit),
-# record by record through one small buffer into a fsutil.Buffered (FAT shares one sector
-# buffer between open files: alternating small writes cost a sector each); index entries are
-# written in batches for the same reason.
+# record by record through a fsutil.Buffered (FAT shares one sector buffer between open files:
+# alternating small writes cost a sector each); index entries are written in batches for the
+# same reason.
 
 from .. import fsutil
 from .._compat import const
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from . import format as fmt_
-from .repair import rebase_pending
+from .repair import Entries, rebase_pending
 from .state import State, each
 from .write import flush_index
 
-_COPY = const(1024)  # copy buffer
-_ENTRIES = const(100)  # index entries written at once
 _ROOM_TURNS = const(20)  # turns like the recent ones a compaction leaves room for
 
 # ESP-Claw's CLAW_MEMORY_SESSION_SIZE_WARNING, whole and without the five stray spaces its
@@ -88,7 +86,7 @@ def compact(log, st, size_limit, note):
     """Compact the session; returns its new State, or None when it was blocked instead."""
     idx = log + ".idx"
     plan = _Plan(log, st)
-    planned = kept = i = 0
+    planned = i = 0
     for off, ln, kind, fmt in each(log, st):
         if plan.keep(i, kind):
             planned += ln
@@ -118,34 +116,23 @@ def compact(log, st, size_limit, note):
         fsutil.write_file(log + ".blocked", b"")
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
-    buf = bytearray(_COPY)
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
-    ents = bytearray()
     pos = i = 0
     with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
         out.f = f
+        ents = Entries(iout)
         iout.write(fmt_.HEADER)
         for off, ln, kind, fmt in each(log, st):
             if plan.keep(i, kind):
-                lf.seek(off)
-                left = ln
-                while left:
-                    got = lf.readinto(memoryview(buf)[: min(left, _COPY)])
-                    if not got:
-                        raise OSError(5, "session log shrank during compaction")
-                    out.write(memoryview(buf)[:got])
-                    left -= got
-                ents += fmt_.entry(pos, ln, kind, fmt)
-                if len(ents) >= _ENTRIES * fmt_.ENT:
-                    iout.write(ents)
-                    ents = bytearray()
+                out.copy(lf, off, ln)
+                ents.add(pos, ln, kind, fmt)
                 pos += ln
-                kept += 1
             i += 1
-        iout.write(ents)
+        ents.flush()
         out.flush()
     fsutil.commit(log + ".commit", [log, idx])
-    out = buf = ents = None  # rebase_pending needs buffers of its own
+    kept = ents.n
+    out = ents = None  # rebase_pending needs a buffer of its own
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size = st.pend, st.pend_size
     rebase_pending(log, new)

@@ -19,7 +19,6 @@ from . import format as fmt_
 from .state import State, read
 
 _LEFTOVERS = (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp")
-_COPY = const(1024)
 _BATCH = const(100)  # index entries written at once
 
 
@@ -199,7 +198,7 @@ def apply(log, plan, limit, rewrite=False):
     exact = plan.idx_size == fmt_.HDR + fmt_.ENT * plan.prefix
     end = plan.end
     if plan.rebuilt or plan.drop or not exact or plan.found > plan.found_tail or plan.found > _BATCH:
-        out = _Entries(None)
+        out = Entries(None)
 
         def write(f):
             out.f = f
@@ -210,15 +209,15 @@ def apply(log, plan, limit, rewrite=False):
         fsutil.replace(idx, write)
         end = out.end or end
     elif plan.found:  # records logged after the last entry: appended (a few, after a cut)
-        out = _Entries(None)
+        out = Entries(None)
         _walk(log, plan, limit, out.tail(plan.prefix))
         fsutil.append(idx, out.buf)
         end = out.end
     return State(plan.log_size, kept, end, plan.torn, fsutil.size(idx))
 
 
-class _Entries:
-    """Index entries written in batches (emit target of _walk)."""
+class Entries:
+    """Index entries written in batches (emit target of _walk; compaction's too)."""
 
     def __init__(self, f):
         self.f = f
@@ -251,26 +250,21 @@ class _Entries:
 def _rewrite(log, plan, limit):
     """Both files written again, with only the records to keep, committed together."""
     idx = log + ".idx"
-    buf = bytearray(_COPY)
+    out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = [0]
-    with open(log, "rb") as lf, open(log + ".tmp", "wb") as out, open(idx + ".tmp", "wb") as iout:
-        ents = _Entries(iout)
+    with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
+        out.f = f
+        ents = Entries(iout)
         iout.write(fmt_.HEADER)
 
         def copy(off, ln, t, fmt):
-            lf.seek(off)
-            left = ln
-            while left:
-                got = lf.readinto(memoryview(buf)[: min(left, _COPY)])
-                if not got:
-                    raise OSError(5, "session log shrank during repair")
-                fsutil.write_all(out, memoryview(buf)[:got])
-                left -= got
+            out.copy(lf, off, ln)
             ents.add(pos[0], ln, t, fmt)
             pos[0] += ln
 
         _walk(log, plan, limit, copy)
         ents.flush()
+        out.flush()
     fsutil.commit(log + ".commit", [log, idx])
     return State(pos[0], ents.n, pos[0], 0, fmt_.HDR + fmt_.ENT * ents.n)
 
@@ -342,8 +336,7 @@ class Pending:
                 out.write(fmt_.pending_head(self.log_size))
                 with open(pend, "rb") as f:
                     for k, fmt, off, ln in recs:
-                        f.seek(off)
-                        out.write(f.read(ln))
+                        out.copy(f, off, ln)
 
             fsutil.replace(pend, write)
         return self.records, fsutil.size(pend)
@@ -387,14 +380,9 @@ def rebase_pending(log, st):
 
     def write(out):
         out.write(fmt_.pending_head(max(st.log_size, 0)))
-        buf = bytearray(_COPY)
         with open(pend, "rb") as f:
-            f.readline()
-            while True:
-                got = f.readinto(buf)
-                if not got:
-                    break
-                fsutil.write_all(out, memoryview(buf)[:got])
+            head = len(f.readline())
+            out.copy(f, head, fsutil.size(pend) - head)
 
     fsutil.replace(pend, write)
     st.pend_size = fsutil.size(pend)
