@@ -137,9 +137,7 @@ def store_ops(clock_start=1714000000):
                 with s.batch() as bt:
                     ids[b] = bt.store(b, "work")[0]["id"]
                     bt.forget(ids[a])
-            if not flashsim.alive():
-                raise OSError(5, "power cut")  # returned, but after the cut: not acknowledged
-            acked.append(op)
+            _ack(acked, op)
 
     def check(acked):
         _forgotten_text_gone(script, acked)
@@ -320,6 +318,19 @@ class _Model:
                 self.deleted.add(alias)
 
 
+def _ack(acked, what):
+    """`what` returned: acknowledged, unless the power was cut before it returned."""
+    if not flashsim.alive():
+        raise OSError(5, "power cut")
+    acked.append(what)
+
+
+def _session_command(mem, cmd):
+    reply = mem.session_command(CH, CHAT, cmd)
+    if reply.startswith("Session command failed"):
+        raise OSError(5, reply)
+
+
 def _sid(alias):
     return "chat:%s:%s:%s" % (CH, CHAT, alias)
 
@@ -401,15 +412,11 @@ def handover():
         esp = espclaw.EspClawSessions(SESSION_DIR)
         esp.persist(SID, [(1, '{"role":"user","content":"user 10"}', None)])
         esp.persist(SID, [(2, '{"role":"assistant","content":"final 10"}', None)], True)
-        if not flashsim.alive():
-            raise OSError(5, "power cut")
-        acked.append(10)
+        _ack(acked, 10)
         s = Sessions(SESSION_DIR)
         s.persist(SID, [(1, None, "user 11")])
         s.persist(SID, [(2, None, "final 11")], turn_completed=True)
-        if not flashsim.alive():
-            raise OSError(5, "power cut")
-        acked.append(11)
+        _ack(acked, 11)
         s.close()
 
     def check(acked):
@@ -471,13 +478,9 @@ def repair_run():
     def workload(acked):
         s = Sessions(SESSION_DIR)
         s.repair(SID)
-        if not flashsim.alive():
-            raise OSError(5, "power cut")
-        acked.append("repair")
+        _ack(acked, "repair")
         s.persist(SID, [(2, None, "final 3")], turn_completed=True)
-        if not flashsim.alive():
-            raise OSError(5, "power cut")
-        acked.append("final 3")
+        _ack(acked, "final 3")
 
     def check(acked):
         s = Sessions(SESSION_DIR)
@@ -535,12 +538,8 @@ def lifecycle(limit=1500):
                 else:
                     raise AssertionError("an answer persisted to a deleted session")
             elif op == "session":
-                reply = mem.session_command(CH, CHAT, step[1])
-                if reply.startswith("Session command failed"):
-                    raise OSError(5, reply)
-            if not flashsim.alive():
-                raise OSError(5, "power cut")  # returned, but after the cut: not acknowledged
-            acked.append(op)
+                _session_command(mem, step[1])
+            _ack(acked, op)
         mem.close()
 
     def check(acked):
@@ -605,12 +604,8 @@ def system(limit=4000):
             elif op == "profile":
                 mem.profile.write("user", step[1])
             elif op == "session":
-                reply = mem.session_command(CH, CHAT, step[1])
-                if reply.startswith("Session command failed"):
-                    raise OSError(5, reply)
-            if not flashsim.alive():
-                raise OSError(5, "power cut")  # returned, but after the cut: not acknowledged
-            acked.append(op)
+                _session_command(mem, step[1])
+            _ack(acked, op)
         mem.close()
 
     def check(acked):
