@@ -46,10 +46,14 @@ class Changes:
         self._pend = []
         self._pend_rows = []
 
-    def _add(self, it, slot=-1):
+    def _add(self, it, slot=-1, evicted=False):
         # One line of the batch: its place in the file is known before it is written.
         at = self._size + (1 if self._torn else 0) + sum(len(x) for x in self._pend)
-        line = itm.to_json(it).encode() + b"\n"
+        line = itm.to_json(it).encode()
+        if evicted:
+            line = line[:-1] + b',"evicted":true}'
+            self._tab.evicted += 1
+        line += b"\n"
         self._pend.append(line)
         tab = self._tab
         tab.put(it, at, slot)
@@ -57,6 +61,11 @@ class Changes:
         tab.changes += 1
 
     def _finish(self):
+        try:
+            self._evict()
+        except BaseException:
+            self._abort()
+            raise
         lines, rows = self._pend, self._pend_rows
         if not lines:
             self._pend = None
@@ -125,13 +134,34 @@ class Changes:
         it["summary_ids"] = [self._cat.ensure(lab) for lab in itm.labels(it["tags"])]
         self._cat.add_refs(it["summary_ids"], 1)
 
-    def _tombstone(self, slot, old, now):
+    def _tombstone(self, slot, old, now, evicted=False):
         tomb = dict(old)
         tomb["deleted"] = True
         tomb["updated_at"] = now
         self._cat.add_refs(old["summary_ids"], -1)
         self._cat.drop_unused()
-        self._add(tomb, slot)
+        self._add(tomb, slot, evicted)
+
+    def _evict(self):
+        # Over capacity after the batch's changes: the lowest score goes (the first minimum
+        # in file order, recall counts not folded in yet included: what a compaction keeps),
+        # tombstoned in the same append, so no more than max_active items are ever active.
+        # Its lines are garbage without private text: a compaction removes them when they
+        # reach a quarter of the file's lines, or at close() (Store._garbage_due).
+        tab = self._tab
+        if tab.active <= self.max_active:
+            return
+        counts, newest = digest.fold(self.digest_path, self._fold, max(fsutil.size(self.digest_path), 0), tab)
+        now = self.clock()
+        while tab.active > self.max_active:
+            low = best = -1
+            for i in sorted(tab.active_slots(), key=lambda i: tab.off[i]):
+                sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
+                if low < 0 or sc < best:
+                    low, best = i, sc
+            old = self._item(low)
+            self._tombstone(low, old, now, True)
+            self._pend_rows.append(("evict", old["id"], None))
 
     def _active(self, memory_id):
         """(slot, item) of an active item; ValueError without an id, NotFound without it."""

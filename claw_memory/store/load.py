@@ -27,13 +27,15 @@ def scan(path):
             if raw is None:
                 bad += 1
                 continue
-            it, compacted = records.parse(raw, off)
+            it, kind = records.parse(raw, off)
             if it is None:
                 bad += 1
                 continue
             tab.put(it, off, tab.slot(it["id"]))
-            if not compacted:
+            if kind != records.COMPACTED:
                 tab.changes += 1
+            if kind == records.EVICTED:
+                tab.evicted += 1
     finally:
         found.close()  # MicroPython does not close an abandoned generator's file
     size = fsutil.size(path)

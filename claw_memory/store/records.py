@@ -68,16 +68,24 @@ def count_lines(path):
             n += bytes(buf[:k]).count(b"\n") if k < _BUF else buf.count(b"\n")
 
 
+COMPACTED = const(1)  # a line written by a compaction (it carries "summary_labels")
+EVICTED = const(2)  # the tombstone of an item dropped for capacity ("evicted":true)
+
+
 def parse(raw, off):
-    """(item or None, whether the line was written by a compaction) of a records line
-    (bytes or memoryview) at offset `off`."""
+    """(item or None, kind) of a records line (bytes or memoryview) at offset `off`; kind:
+    0 for a change, COMPACTED or EVICTED."""
     if off == 0 and bytes(raw[:3]) == b"\xef\xbb\xbf":
         raw = raw[3:]  # a UTF-8 BOM, as ESP-Claw's cJSON accepts it
     if not MICROPYTHON and isinstance(raw, memoryview):
         raw = bytes(raw)  # CPython's json takes no memoryview (MicroPython's does: no copy)
     obj = text.json_value(raw)
     it = itm.from_obj(obj, raw)
-    return it, it is not None and "summary_labels" in obj
+    if it is None:
+        return None, 0
+    if "summary_labels" in obj:
+        return it, COMPACTED
+    return it, EVICTED if it["deleted"] and obj.get("evicted") is True else 0
 
 
 def item_at(f, off):

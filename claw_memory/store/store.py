@@ -239,12 +239,13 @@ class Store(Changes):
             self._rows = b""
 
     def _garbage_due(self):
+        # Text the user asked to lose leaves within 5 changes; evicted items' lines (text
+        # nobody asked to lose, gone from every read already) wait until they are a quarter
+        # of the lines, so that a store at capacity does not rewrite the file every 5th time.
         tab = self._tab
-        g = tab.garbage()
-        # Over capacity, evictions wait for a batch of them (as ESP-Claw's store grows by up
-        # to 5 items between compactions).
-        return (tab.changes >= CHANGE_THRESHOLD and g > 0) or (
-            tab.active >= self.max_active + CHANGE_THRESHOLD) or (g > 0 and self._size > SIZE_BOUND)
+        return (tab.changes >= CHANGE_THRESHOLD and tab.private() > 0) or (
+            tab.evicted and 8 * tab.evicted >= tab.lines) or (
+            tab.garbage() > 0 and self._size > SIZE_BOUND) or tab.active > self.max_active
 
     def _maybe_compact(self):
         if self._due or self._garbage_due():

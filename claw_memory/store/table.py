@@ -78,6 +78,7 @@ class Table:
         self.bits = bytearray(_BITS * slots)  # its byte pairs
         self.lines = 0  # lines in the records file (items, tombstones, bad lines)
         self.changes = 0  # lines appended since the last compaction (no "summary_labels")
+        self.evicted = 0  # tombstones of items dropped for capacity (2 garbage lines each)
         self.active = 0
         self.max_sid = 0
 
@@ -87,6 +88,11 @@ class Table:
     def garbage(self):
         """Lines that are not the latest line of an active item."""
         return self.lines - self.active
+
+    def private(self):
+        """Garbage lines that may hold text the user asked to lose (a forgotten or replaced
+        version, an unreadable line): all but evicted items' last lines and tombstones."""
+        return self.garbage() - 2 * self.evicted
 
     def slot(self, memory_id):
         """The slot of an id, or -1."""

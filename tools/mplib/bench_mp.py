@@ -479,7 +479,7 @@ def _new_item(n, maxed):
 
 
 def case_store_ops(a):
-    """store / update / forget: runs of R operations from the same image, K times; every
+    """store / update / forget: runs of R[op] operations from the same image, K times; every
     compaction the run triggers is in it. recall and list: R calls each."""
     name, fs, size, R, K = a["system"], a["fs"], a["size"], a["R"], a["K"]
     dev, ids, maxed, count = _prepare_store(name, fs, size)
@@ -500,7 +500,7 @@ def case_store_ops(a):
             times = []
             errors = 0
             used = set()
-            for k in range(R):
+            for k in range(R[op]):
                 target = None
                 if op in ("update", "forget"):
                     with dev.uncounted():
