@@ -345,6 +345,19 @@ def test_evictions_wait_for_a_quarter_of_the_lines():
     dev.unmount()
 
 
+def test_another_writers_items_over_capacity_are_compacted_on_open():
+    dev, s, clock = _fresh()
+    s.open()
+    lines = [json.dumps({"id": "mem-%d-%04d" % (T0 + n * 3600, n), "content": "Outside fact %d" % n,
+                         "updated_at": T0 + n * 3600}) for n in range(5)]
+    _write("memory_records.jsonl", ("\n".join(lines) + "\n").encode())
+    s = Store(M, clock=clock, max_active=3)
+    eq(s.count(), 3, "the capacity holds from the open on")
+    eq(s.compactions, 1, "by a compaction")
+    eq(sorted(i["content"] for i in s.list()), ["Outside fact 2", "Outside fact 3", "Outside fact 4"], "best kept")
+    dev.unmount()
+
+
 def test_compaction_triggers():
     dev, s, clock = _fresh()
     ids = [s.store("Trigger fact number %d" % n, "x")[0]["id"] for n in range(6)]
