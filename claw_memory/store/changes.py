@@ -2,6 +2,8 @@
 # updates the RAM state and adds lines to the batch, and the batch is one append.
 # MIT license
 
+from array import array
+
 from .. import fsutil, text
 from .. import item as itm
 from .._compat import const
@@ -142,6 +144,22 @@ class Changes:
         self._cat.drop_unused()
         self._add(tomb, slot, evicted)
 
+    def _unfolded(self, tab):
+        # Per-slot recall counts and newest recall time since the fold start, read from the
+        # digest once and then only what recalls appended since (a store at capacity would
+        # otherwise read up to 16 KiB of digest every time).
+        dsize = max(fsutil.size(self.digest_path), 0)
+        c = self._recalls
+        if c is None or c[0] is not tab or c[3] > dsize:
+            c = self._recalls = [tab, array("H"), array("I"), self._fold]
+        counts, newest = digest.fold(self.digest_path, c[3], dsize, tab)
+        old_c, old_n = c[1], c[2]
+        for i in range(len(old_c)):
+            counts[i] = min(counts[i] + old_c[i], 0xFFFF)
+            newest[i] = max(newest[i], old_n[i])
+        c[1], c[2], c[3] = counts, newest, dsize
+        return counts, newest
+
     def _evict(self):
         # Over capacity after the batch's changes: the lowest score goes (the first minimum
         # in file order, recall counts not folded in yet included: what a compaction keeps),
@@ -151,7 +169,7 @@ class Changes:
         tab = self._tab
         if tab.active <= self.max_active:
             return
-        counts, newest = digest.fold(self.digest_path, self._fold, max(fsutil.size(self.digest_path), 0), tab)
+        counts, newest = self._unfolded(tab)
         now = self.clock()
         while tab.active > self.max_active:
             low = best = -1

@@ -61,6 +61,7 @@ class Store(Changes):
         self._due = False  # a compaction failed: retried at the next change
         self._seq = 0
         self._pend = None  # lines of the batch in progress
+        self._recalls = None  # [table, counts, newest, digest size] cached for evictions
         self.compactions = 0  # run by this Store (a list() in progress must not outlive one)
 
     def _note(self, msg):
