@@ -366,6 +366,11 @@ MUTANTS = [
      "    return it, 0",
      "eviction tombstones are read as forgets"),
 
+    # -- store/compact (order) --------------------------------------------------------------
+    ("store/compact", "    for p in (store.index_path, store.md_path):\n        fsutil.remove(p)\n    fsutil.commit(store.journal_path, [path, store.digest_path])\n",
+     "    fsutil.commit(store.journal_path, [path, store.digest_path])\n    for p in (store.index_path, store.md_path):\n        fsutil.remove(p)\n",
+     "the derived files are removed after the commit (a cut between leaves an index whose stamp the new records may match)"),
+
     # -- store/table ------------------------------------------------------------------------
     ("store/table", "_KEY = const(36)", "_KEY = const(40)",
      "the fingerprint's key hash covers 40 bytes (duplicates by their 36-byte key are missed)"),
@@ -490,9 +495,9 @@ MUTANTS = [
      "a new id may repeat one the records already hold (a board without a set clock)"),
     ("store/changes", "        if self._pend:\n            self._invalidate()", "        if self._pend:\n            pass",
      "a failed batch leaves its changes in RAM"),
-    ("store/changes", "                if low < 0 or sc < best:",
-     "                if low < 0 or sc <= best:",
-     "an eviction takes the last minimum in file order, not the first (as compaction)"),
+    ("store/changes", "                if low < 0 or sc < best or (sc == best and tab.off[i] < tab.off[low]):",
+     "                if low < 0 or sc < best:",
+     "an eviction takes the first minimum in slot order, not in file order (as compaction)"),
     ("store/changes", "                sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))",
      "                sc = itm.score(tab.acc[i], tab.upd[i])",
      "an eviction ignores recall counts not folded in yet"),
@@ -534,6 +539,9 @@ MUTANTS = [
     ("store/store", "            tab.garbage() > 0 and self._size > SIZE_BOUND) or tab.active > self.max_active",
      "            False) or tab.active > self.max_active",
      "a records file over its size bound is not compacted for its garbage"),
+    ("store/store", "        for p in (self.index_path, self.md_path):  # first: see compact.py\n            fsutil.remove(p)\n",
+     "",
+     "restore() keeps the old derived files until its compaction (a cut between: an old index whose stamp the new records may match)"),
     ("store/store", "        if self._tab.garbage() or self._tab.active > self.max_active:\n            self._compact()",
      "        if self._tab.active > self.max_active:\n            self._compact()",
      "close() leaves forgotten text in the records"),

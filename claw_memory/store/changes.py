@@ -173,9 +173,11 @@ class Changes:
         now = self.clock()
         while tab.active > self.max_active:
             low = best = -1
-            for i in sorted(tab.active_slots(), key=lambda i: tab.off[i]):
+            for i in range(len(tab)):
+                if not tab.live[i]:
+                    continue
                 sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
-                if low < 0 or sc < best:
+                if low < 0 or sc < best or (sc == best and tab.off[i] < tab.off[low]):
                     low, best = i, sc
             old = self._item(low)
             self._tombstone(low, old, now, True)

@@ -4,9 +4,9 @@
 #
 # RAM: the slots' arrays are already in RAM; the merge adds a few ints per slot, and the
 # items are read and written one at a time. Records and digest are written as `.tmp` and
-# committed together through a journal; memory_index.json and MEMORY.md are derived and no
-# longer describe the records, so they are removed (they may hold forgotten text) and
-# written again at the next flush.
+# committed together through a journal; memory_index.json and MEMORY.md are derived and will
+# no longer describe the records, so they are removed first (they may hold forgotten text)
+# and written again at the next flush.
 
 from array import array
 
@@ -76,28 +76,31 @@ def compact(store, tab, cat, fold_start, pending_rows):
                 low = j
         alive[low] = 0
         left -= 1
-    # The new table is reserved before the writing phase's garbage (table.py); the catalog
-    # is rebuilt in place: its labels keep their ids (ESP-Claw's preferred id), new ones
-    # get the next, and the ones no kept item uses go at the end.
+    # The new table is reserved before the writing phase's garbage (table.py), where most of
+    # the old one was; the catalog is rebuilt in place: its labels keep their ids (ESP-Claw's
+    # preferred id), new ones get the next, and the ones no kept item uses go at the end.
+    # Either way the store's RAM state is gone: a failure from here makes it read the files.
+    tab.shed()
     new_tab = Table(left)
     cat.reset_refs()
     pos = [0]
 
     def write_records(out):
         with open(path, "rb") as f:
+            f = records.Blocks(f)
             for j in range(n):
                 if not alive[j]:
                     continue
                 h = heads[j]
-                it = records.item_at(f, tab.off[h])
+                it = f.item(tab.off[h])
                 if win[j] != h:
-                    w = records.item_at(f, tab.off[win[j]])
+                    w = f.item(tab.off[win[j]])
                     for k in ("content", "tags", "source"):
                         it[k] = w[k]
                 made = it["created_at"]
                 for i in live if many[j] else ():
                     if gid[i] == j and i != h:
-                        c = records.item_at(f, tab.off[i])["created_at"]
+                        c = f.item(tab.off[i])["created_at"]
                         if c and (not made or c < made):
                             made = c
                 it["access_count"], it["updated_at"], it["created_at"] = acc[j], upd[j], made
@@ -112,8 +115,10 @@ def compact(store, tab, cat, fold_start, pending_rows):
     fsutil.write_tmp(path, write_records)
     line = digest.compact_line(now, cat.next_id)
     fsutil.write_tmp(store.digest_path, digest.tail_writer(store.digest_path, dsize, pending_rows + line))
-    fsutil.commit(store.journal_path, [path, store.digest_path])
+    # Before the commit: an index left beside the new records could carry a records_size
+    # stamp that the new file happens to match, and be taken as describing it.
     for p in (store.index_path, store.md_path):
         fsutil.remove(p)
+    fsutil.commit(store.journal_path, [path, store.digest_path])
     cat.drop_unused()
     return new_tab, cat, fsutil.size(store.digest_path) - len(line)

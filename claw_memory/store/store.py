@@ -258,7 +258,11 @@ class Store(Changes):
                 self._load()  # the old files, or the committed new ones: read them again
 
     def _compact(self):
-        tab, cat, fold = compact_.compact(self, self._tab, self._cat, self._fold, self._rows)
+        try:
+            tab, cat, fold = compact_.compact(self, self._tab, self._cat, self._fold, self._rows)
+        except BaseException:
+            self._invalidate()  # the old table was shed, the catalog rebuilt in place
+            raise
         self._tab, self._cat, self._fold = tab, cat, fold
         self._rows = b""
         self._size = fsutil.size(self.records_path)
@@ -272,11 +276,7 @@ class Store(Changes):
         """Fold recall counts in, merge duplicates, drop tombstones, keep the best 128; then
         write every derived file (memory_index.json, MEMORY.md)."""
         self.open()
-        try:
-            self._compact()
-        except BaseException:
-            self._invalidate()  # the catalog was being rebuilt in place: read it again
-            raise
+        self._compact()
         self._write_derived()
 
     def flush(self):
@@ -309,6 +309,8 @@ class Store(Changes):
             if not it["deleted"]:
                 lines.append(itm.to_json(it).encode() + b"\n")
         fsutil.makedirs(self.dir)
+        for p in (self.index_path, self.md_path):  # first: see compact.py
+            fsutil.remove(p)
         fsutil.replace(self.records_path, b"".join(lines))
         self._invalidate()
         self.compact()

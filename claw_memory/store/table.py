@@ -154,6 +154,13 @@ class Table:
             self.kh[slot] = 0
         return slot
 
+    def shed(self):
+        """Free all but the offsets and liveness (a compaction needs no more of the old table
+        once its groups are known: its replacement is reserved in the room this leaves)."""
+        for name in ("h1", "h2", "acc", "upd", "sids", "kh", "nlen"):
+            setattr(self, name, array(_CODES[name]))
+        self.bits = bytearray(0)
+
     def active_slots(self):
         return [i for i in range(self.n) if self.live[i]]
 

@@ -352,6 +352,18 @@ def test_evictions_wait_for_a_quarter_of_the_lines():
     dev.unmount()
 
 
+def test_an_eviction_takes_the_first_minimum_in_file_order():
+    dev, s, clock = _fresh()
+    s.open()
+    a = json.dumps({"id": "mem-%d-0001" % T0, "content": "Item A", "updated_at": T0})
+    b = json.dumps({"id": "mem-%d-0002" % T0, "content": "Item B", "updated_at": T0})
+    _write("memory_records.jsonl", ("%s\n%s\n%s\n" % (a, b, a)).encode())  # A's latest line is last
+    s = Store(M, clock=clock, max_active=2)
+    s.store("Item C", "c")  # three equal scores: B's line comes first in the file
+    eq(sorted(i["content"] for i in s.list()), ["Item A", "Item C"], "B evicted, as compaction would")
+    dev.unmount()
+
+
 def test_another_writers_items_over_capacity_are_compacted_on_open():
     dev, s, clock = _fresh()
     s.open()

@@ -213,3 +213,40 @@ def test_a_records_file_under_128_kib_keeps_its_garbage_until_the_fifth_change()
     mem.close()
     ok(b"Fact 002 " not in _read(RECORDS), "gone at close()")
     dev.unmount()
+
+
+def test_a_records_file_of_the_stamped_size_is_not_described_by_an_old_index():
+    # The index's records_size stamp says which records file it describes. A rewrite of the
+    # records (restore, compaction) that a cut interrupts before the derived files are
+    # written again must not leave an old index whose stamp the new file happens to match.
+    from claw_memory import item as itm
+    from claw_memory.store import Store
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    clock = Clock()
+    s = Store(M, clock=clock)
+    s.store("The user keeps bees", "bees")
+    s.store("The user brews mead", "mead")
+    s.close()
+    stamp = len(_read(RECORDS))
+    new = {"id": "mem-1714000000-0077", "content": "x", "tags": "fresh", "keywords": "fresh"}
+    while len(itm.to_json(itm.from_obj(new)).encode()) + 1 < stamp:
+        new["content"] += "x"
+    eq(len(itm.to_json(itm.from_obj(new)).encode()) + 1, stamp, "a restore of the stamped size")
+
+    def cut():
+        raise OSError(5, "power cut")
+
+    s.compact = cut  # the cut after the records were replaced
+    try:
+        s.restore([new])
+    except OSError:
+        pass
+    eq(len(_read(RECORDS)), stamp, "the records were replaced, same size")
+    s = Store(M, clock=clock)
+    eq(s.count(), 1, "the restored item")
+    s.flush()
+    index = _read(M + "/memory_index.json")
+    ok(b"mem-1714000000-0077" in index and b"bees" not in index, "the index describes the new records")
+    ok(b"keeps bees" not in _read(MD), "so does MEMORY.md")
+    dev.unmount()

@@ -8,9 +8,9 @@ from mptest import eq, ok, timeout
 HEAP = "8M"
 
 
-def _matrix(config, every=1, torns=(False, True)):
+def _matrix(config, every=1, torns=(False, True), workload=workloads.store_ops):
     for torn in torns:
-        w, c = workloads.store_ops()
+        w, c = workload()
         res = cutmatrix.run(config, w, c, torn=torn, every=every, kib=512)
         print(cutmatrix.line(res))
         for f in res["failures"][:5]:
@@ -44,3 +44,13 @@ def test_fat_512_clean_cuts_sampled():
     for res in _matrix("fat-sd-512", every=2, torns=(False,)):
         ok(len(res["failures"]) <= 1, "FAT-512 rename cross-links: %r" % (res["failures"],))
         eq(res["lost"], 0, "no acknowledged change lost")
+
+
+@timeout(900)
+def test_evictions_every_cut():
+    # A store over the capacity and its eviction are one append: all or none, on both.
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for res in _matrix(config, workload=workloads.store_evictions):
+            ok(res["cuts"] > 30, "the workload has many cut points")
+            eq(res["failures"], [], "every cut recovered")
+            eq(res["lost"], 0, "no acknowledged change lost")

@@ -185,6 +185,68 @@ def store_ops(clock_start=1714000000):
     return workload, check
 
 
+def store_evictions(clock_start=1714000000, cap=3):
+    """Stores over a capacity of `cap` (every score ties within the hour, so each evicts the
+    oldest), a replace batch at capacity and a close, with its check: the items are exactly
+    the acknowledged model's, the interrupted change all or none, never more than `cap`."""
+    from claw_memory.store import Store
+
+    script = [("store", "Evicting fact %d" % n, None) for n in range(5)]
+    script += [("replace", "Evicting fact 3", "A replacement of the third"), ("store", "Evicting fact 5", None),
+               ("close", None, None), ("store", "Evicting fact 6", None), ("store", "Evicting fact 7", None)]
+
+    def model(done):
+        have = []  # in file order of their latest lines
+        for op, a, b in done:
+            if op == "store":
+                have.append(a)
+            elif op == "replace":
+                have.remove(a)
+                have.append(b)
+            del have[: max(len(have) - cap, 0)]
+        return sorted(have)
+
+    def workload(acked):
+        t = [clock_start]
+
+        def clock():
+            t[0] += 1
+            return t[0]
+
+        s = Store(MEMORY_DIR, clock=clock, max_active=cap)
+        ids = {}
+        for op, a, b in script:
+            if op == "close":
+                s.close()
+                s = Store(MEMORY_DIR, clock=clock, max_active=cap)
+            elif op == "store":
+                ids[a] = s.store(a, "fact")[0]["id"]
+            else:
+                with s.batch() as bt:
+                    ids[b] = bt.store(b, "fact")[0]["id"]
+                    bt.forget(ids[a])
+            if s.count() > cap:
+                raise AssertionError("%d items over a capacity of %d" % (s.count(), cap))
+            _ack(acked, op)
+
+    def check(acked):
+        _forgotten_text_gone(script, acked)
+        s = Store(MEMORY_DIR, clock=lambda: clock_start + 1000, max_active=cap)
+        contents = sorted(i["content"] for i in s.list())
+        ok = [model(script[: len(acked)])]
+        if len(acked) < len(script):
+            ok.append(model(script[: len(acked) + 1]))  # the interrupted change, all of it
+        if contents not in ok:
+            raise AssertionError("items %r, want one of %r" % (contents, ok))
+        check_store_consistent(s)
+        s.store("A fact stored after the reboot", "after")
+        if not s.recall(["after"]):
+            raise AssertionError("store after reboot not recalled")
+        return 0
+
+    return workload, check
+
+
 def _forgotten_text_gone(script, acked):
     """Before the store reopens: text forgotten (forget, update, replace) at least 5 changes
     ago, or before an acknowledged close, is in no file (records, index, MEMORY.md)."""
