@@ -11,6 +11,8 @@ from ..core import MissingContent, NotFound
 from . import digest
 
 _ROWS_MAX = const(1024)  # bytes of batched digest rows kept in RAM before they are written
+_ESP_LINE = const(1024)  # ESP-Claw reads records lines with fgets into 1024 bytes
+_EVICTED = b',"evicted":true}'
 
 
 class Changes:
@@ -52,8 +54,10 @@ class Changes:
         # One line of the batch: its place in the file is known before it is written.
         at = self._size + (1 if self._torn else 0) + sum(len(x) for x in self._pend)
         line = itm.to_json(it).encode()
-        if evicted:
-            line = line[:-1] + b',"evicted":true}'
+        if evicted and len(line) + len(_EVICTED) < _ESP_LINE:
+            # (a line ESP-Claw's reader takes whole: a longer one would hide the tombstone
+            # from it; such a rare one goes unmarked, compacted as a forget is)
+            line = line[:-1] + _EVICTED
             self._tab.evicted += 1
         line += b"\n"
         self._pend.append(line)
@@ -147,23 +151,25 @@ class Changes:
     def _unfolded(self, tab):
         # Per-slot recall counts and newest recall time since the fold start, read from the
         # digest once and then only what recalls appended since (a store at capacity would
-        # otherwise read up to 16 KiB of digest every time).
+        # otherwise read up to 16 KiB of digest every time). Dropped with the table.
         dsize = max(fsutil.size(self.digest_path), 0)
         c = self._recalls
-        if c is None or c[0] is not tab or c[3] > dsize:
-            c = self._recalls = [tab, array("H"), array("I"), self._fold]
-        counts, newest = digest.fold(self.digest_path, c[3], dsize, tab)
-        old_c, old_n = c[1], c[2]
+        if c is None or c[2] > dsize:
+            c = self._recalls = [array("H"), array("I"), self._fold]
+        counts, newest = digest.fold(self.digest_path, c[2], dsize, tab)
+        old_c, old_n = c[0], c[1]
         for i in range(len(old_c)):
             counts[i] = min(counts[i] + old_c[i], 0xFFFF)
             newest[i] = max(newest[i], old_n[i])
-        c[1], c[2], c[3] = counts, newest, dsize
+        c[0], c[1], c[2] = counts, newest, dsize
         return counts, newest
 
     def _evict(self):
         # Over capacity after the batch's changes: the lowest score goes (the first minimum
         # in file order, recall counts not folded in yet included: what a compaction keeps),
         # tombstoned in the same append, so no more than max_active items are ever active.
+        # The items the batch writes itself are not candidates: a fact just stored can be
+        # read back (a board without a set clock gives it an old time, and a low score).
         # Its lines are garbage without private text: a compaction removes them when they
         # reach a quarter of the file's lines, or at close() (Store._garbage_due).
         tab = self._tab
@@ -174,11 +180,13 @@ class Changes:
         while tab.active > self.max_active:
             low = best = -1
             for i in range(len(tab)):
-                if not tab.live[i]:
+                if not tab.live[i] or tab.off[i] >= self._size:
                     continue
                 sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
                 if low < 0 or sc < best or (sc == best and tab.off[i] < tab.off[low]):
                     low, best = i, sc
+            if low < 0:
+                return  # a batch of more new items than the capacity: compaction keeps the best
             old = self._item(low)
             self._tombstone(low, old, now, True)
             self._pend_rows.append(("evict", old["id"], None))

@@ -10,6 +10,7 @@
 
 from array import array
 
+from .. import fsutil
 from .._compat import const
 
 _LINE = const(256)  # ESP-Claw's digest line buffer
@@ -22,6 +23,18 @@ def rows(now, items):
     """Digest lines of (action, id, extra) rows."""
     return "".join("%d\t%s\t%s%s\n" % (now, act, mid, "\t" + extra if extra else "")
                    for act, mid, extra in items).encode()
+
+
+def append(path, data):
+    """Append lines, starting a fresh line after a torn last one (a cut append): glued to
+    it, the first new line would be unreadable, a recall it counts lost."""
+    size = fsutil.size(path)
+    if size > 0:
+        with open(path, "rb") as f:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":
+                data = b"\n" + data
+    fsutil.append(path, data)
 
 
 def compact_line(now, next_id):

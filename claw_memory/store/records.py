@@ -116,7 +116,8 @@ class Blocks:
         self.n = 0
 
     def item(self, off):
-        """The item on the line at `off`, or None (as item_at)."""
+        """The item on the line at `off` (a line the scan found whole, under LINE_MAX), or
+        None."""
         size = len(self.buf)
         out = b""
         pos = off

@@ -61,7 +61,7 @@ class Store(Changes):
         self._due = False  # a compaction failed: retried at the next change
         self._seq = 0
         self._pend = None  # lines of the batch in progress
-        self._recalls = None  # [table, counts, newest, digest size] cached for evictions
+        self._recalls = None  # [counts, newest, digest size] of the table, for evictions
         self.compactions = 0  # run by this Store (a list() in progress must not outlive one)
 
     def _note(self, msg):
@@ -107,6 +107,7 @@ class Store(Changes):
                 fsutil.write_file(p, b"")
         a = assess(self)
         self._tab, self._cat, self._fold = a.tab, a.cat, a.fold
+        self._recalls = None
         self._size, self._torn = a.size, a.torn
         self._fresh = a.fresh
         self._pend = None
@@ -117,6 +118,7 @@ class Store(Changes):
         # RAM no longer matches the files (a failed write or compaction): rebuild at next use.
         self._tab = None
         self._pend = None
+        self._recalls = None
 
     def _item(self, slot):
         """The item of a slot (its latest line), from the pending batch or from flash."""
@@ -157,7 +159,7 @@ class Store(Changes):
         found = [self._decorate(self._item(i)) for i in rank(self.records_path, tab, cand, limit)]
         if found:
             rows = digest.rows(self.clock(), [("recall", it["id"], "access_count+1") for it in found])
-            fsutil.append(self.digest_path, self._rows + rows)
+            digest.append(self.digest_path, self._rows + rows)
             self._rows = b""
             if fsutil.size(self.digest_path) >= _DIGEST_FOLD_AT:
                 self._due = True
@@ -172,6 +174,8 @@ class Store(Changes):
         for slot in rank(self.records_path, self._tab, self._tab.active_slots()):
             if self.compactions != epoch or self._tab is None:
                 raise OSError(11, "the store was compacted during list()")
+            if not self._tab.live[slot]:
+                continue  # forgotten or evicted since list() began
             it = self._item(slot)
             if it is not None:
                 yield self._decorate(it)
@@ -236,7 +240,7 @@ class Store(Changes):
 
     def _write_rows(self):
         if self._rows:
-            fsutil.append(self.digest_path, self._rows)
+            digest.append(self.digest_path, self._rows)
             self._rows = b""
 
     def _garbage_due(self):
@@ -264,6 +268,7 @@ class Store(Changes):
             self._invalidate()  # the old table was shed, the catalog rebuilt in place
             raise
         self._tab, self._cat, self._fold = tab, cat, fold
+        self._recalls = None
         self._rows = b""
         self._size = fsutil.size(self.records_path)
         self._torn = False

@@ -664,3 +664,70 @@ def test_handover_with_esp_claw_never_counts_a_recall_twice():
 
 def test_handover_with_a_bom_and_extra_keys():
     _handover(bom=True, extra=True)
+
+
+def test_a_change_never_evicts_what_it_writes():
+    # Three items recalled once score above a new fact stored an hour later (a board whose
+    # clock went back scores every new fact low): the new fact stays readable.
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=3)
+    ids = [s.store("Recalled fact %d" % n, "t%d" % n)[0]["id"] for n in range(3)]
+    for n in range(3):
+        s.recall(["t%d" % n])
+    clock.t = T0 + 3600
+    it, changed = s.store("A fact about the new phone", "phone")
+    ok(changed and s.get(it["id"]) is not None, "the new fact can be read back")
+    eq(s.count(), 3, "capacity")
+    eq(s.get(ids[0]), None, "the first lowest of the others went")
+    ok(s.has_label("phone"), "its label is in the catalog")
+    dev.unmount()
+
+
+def test_list_skips_items_evicted_while_it_runs():
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=20)
+    for n in range(20):
+        clock.t = T0 + n * 3600
+        s.store("Listed fact %02d" % n, "l%d" % n)
+    clock.t = T0 + 30 * 3600
+    seen = []
+    for it in s.list():
+        seen.append((it["content"], it["deleted"]))
+        if len(seen) == 1:
+            s.store("Stored while listing", "w")  # evicts Listed fact 00, the last in rank
+    eq(s.compactions, 0, "one eviction: no compaction, list() goes on")
+    eq(seen, [("Listed fact %02d" % n, False) for n in range(19, 0, -1)], "no tombstone handed out")
+    dev.unmount()
+
+
+def test_a_recall_after_a_torn_digest_line_starts_a_fresh_line():
+    dev, s, clock = _fresh()
+    it = s.store("The user grows tomatoes", "garden")[0]
+    s.flush()
+    with open(M + "/memory_digest.log", "ab") as f:
+        f.write(b"%d\trecall\t%s\taccess_co" % (T0, it["id"]))  # a cut append
+    s = Store(M, clock=clock)
+    s.recall(["garden"])
+    lines = _read("memory_digest.log").split(b"\n")
+    ok(lines[-2].endswith(b"\trecall\t" + it["id"].encode() + b"\taccess_count+1"), "a whole line")
+    s.compact()
+    eq(s.get(it["id"])["access_count"], 1, "the recall counted once, the torn one not at all")
+    dev.unmount()
+
+
+def test_an_eviction_tombstone_stays_readable_by_esp_claw():
+    # ESP-Claw reads records lines with fgets into 1024 bytes: an eviction tombstone of an
+    # item whose line is near that goes without the marker rather than over it.
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=1)
+    first = s.store('"' * 255, '"\\' * 40, "\\" * 120)[0]  # each " and \ is written escaped
+    line = _read("memory_records.jsonl").split(b"\n")[0]
+    ok(1009 <= len(line) < 1023, "an item line near the limit: %d" % len(line))
+    clock.t = T0 + 60
+    s.store("A short second fact", "small")
+    tomb = [x for x in _read("memory_records.jsonl").split(b"\n") if b'"deleted":true' in x]
+    eq(len(tomb), 1, "one tombstone")
+    ok(len(tomb[0]) < 1023 and b"evicted" not in tomb[0], "unmarked, under ESP-Claw's limit")
+    eq(s.get(first["id"]), None, "evicted all the same")
+    eq(s.count(), 1, "capacity")
+    dev.unmount()
