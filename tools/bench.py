@@ -120,9 +120,9 @@ def plan(quick):
         "store_sizes": [128] if quick else [10, 64, 128, "cap"],
         "store_systems": ("ours", "espclaw") if quick else ("ours", "espclaw", "naive"),
         # Operations per run: a store run covers two of our eviction cycles at 128 items
-        # (evicted lines are compacted at a quarter of the lines: every 22nd store), so its
+        # (evicted lines are compacted at a third of the lines: every 32nd store), so its
         # compactions are counted at their steady rate, not skipped by a short window.
-        "R": {"store": 44, "update": 10, "forget": 10, "recall": 10, "list": 10},
+        "R": {"store": 64, "update": 10, "forget": 10, "recall": 10, "list": 10},
         "K128": 1 if quick else 3,
         "heap_search": not quick,
     }

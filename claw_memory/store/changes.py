@@ -171,7 +171,7 @@ class Changes:
         # The items the batch writes itself are not candidates: a fact just stored can be
         # read back (a board without a set clock gives it an old time, and a low score).
         # Its lines are garbage without private text: a compaction removes them when they
-        # reach a quarter of the file's lines, or at close() (Store._garbage_due).
+        # reach a third of the file's lines, or at close() (Store._garbage_due).
         tab = self._tab
         if tab.active <= self.max_active:
             return

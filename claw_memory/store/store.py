@@ -245,11 +245,13 @@ class Store(Changes):
 
     def _garbage_due(self):
         # Text the user asked to lose leaves within 5 changes; evicted items' lines (text
-        # nobody asked to lose, gone from every read already) wait until they are a quarter
-        # of the lines, so that a store at capacity does not rewrite the file every 5th time.
+        # nobody asked to lose, gone from every read already) wait until they are a third of
+        # the lines (the file at most 1.5 times its live size), so that a store at capacity
+        # rewrites the file every 32nd time at 128 items, not every 5th: its flash cost per
+        # store stays within 2x of a small store's.
         tab = self._tab
         return (tab.changes >= CHANGE_THRESHOLD and tab.private() > 0) or (
-            tab.evicted and 8 * tab.evicted >= tab.lines) or (
+            tab.evicted and 6 * tab.evicted >= tab.lines) or (
             tab.garbage() > 0 and self._size > SIZE_BOUND) or tab.active > self.max_active
 
     def _maybe_compact(self):

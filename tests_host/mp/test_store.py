@@ -307,7 +307,7 @@ def test_capacity_128_by_score():
     dev.unmount()
 
 
-def test_evictions_wait_for_a_quarter_of_the_lines():
+def test_evictions_wait_for_a_third_of_the_lines():
     dev, s, clock = _fresh()
     s = Store(M, clock=clock, max_active=20)
     ids = []
@@ -316,39 +316,39 @@ def test_evictions_wait_for_a_quarter_of_the_lines():
         ids.append(s.store("Capacity fact number %02d" % n, "cap,f%02d" % n)[0]["id"])
     s.compact()
     c0 = s.compactions
-    for n in range(20, 23):
+    for n in range(20, 24):
         clock.t = T0 + n * 60
         s.store("Capacity fact number %02d" % n, "cap,f%02d" % n)
         eq(s.count(), 20, "at capacity after every store")
         if n == 20:  # between two evictions: fact 01 gains an access (3 hours of score)
             eq([i["id"] for i in s.recall(["f01"])], [ids[1]], "recalled")
-    eq(s.compactions, c0, "3 evictions: 6 garbage lines of 26, under a quarter")
+    eq(s.compactions, c0, "4 evictions: 8 garbage lines of 28, under a third")
     raw = _read("memory_records.jsonl")
-    eq(raw.count(b',"evicted":true}\n'), 3, "one marked tombstone per eviction")
-    for n in (0, 2, 3):
+    eq(raw.count(b',"evicted":true}\n'), 4, "one marked tombstone per eviction")
+    for n in (0, 2, 3, 4):
         ok(b"Capacity fact number %02d" % n in raw, "evicted text stays until the bound")
         eq(s.get(ids[n]), None, "but no read returns it")
     ok(s.get(ids[1]) is not None, "the recall since the last eviction counted")
     s.flush()
-    eq(_read("memory_digest.log").count(b"\tevict\tmem-"), 3, "an evict digest line each")
+    eq(_read("memory_digest.log").count(b"\tevict\tmem-"), 4, "an evict digest line each")
     # The count is derived from the file: a reboot does not reset it.
     s = Store(M, clock=clock, max_active=20)
     eq(s.count(), 20, "reopened")
-    clock.t = T0 + 23 * 60
-    s.store("Capacity fact number 23", "cap,f23")
-    eq(s.compactions, 1, "the 4th eviction: 8 garbage lines of 28 reach a quarter")
-    raw = _read("memory_records.jsonl")
-    ok(b"Capacity fact number 00" not in raw and b"evicted" not in raw, "evictions compacted away")
-    eq(sorted(i["content"][-2:] for i in s.list()), ["01"] + ["%02d" % n for n in range(5, 24)],
-       "the recalled one and the newest 19")
-    # close() takes evicted text out with any other garbage.
     clock.t = T0 + 24 * 60
     s.store("Capacity fact number 24", "cap,f24")
-    ok(b"Capacity fact number 05" in _read("memory_records.jsonl"), "before close")
+    eq(s.compactions, 1, "the 5th eviction: 10 garbage lines of 30 reach a third")
+    raw = _read("memory_records.jsonl")
+    ok(b"Capacity fact number 00" not in raw and b"evicted" not in raw, "evictions compacted away")
+    eq(sorted(i["content"][-2:] for i in s.list()), ["01"] + ["%02d" % n for n in range(6, 25)],
+       "the recalled one and the newest 19")
+    # close() takes evicted text out with any other garbage.
+    clock.t = T0 + 25 * 60
+    s.store("Capacity fact number 25", "cap,f25")
+    ok(b"Capacity fact number 06" in _read("memory_records.jsonl"), "before close")
     s.close()
-    ok(b"Capacity fact number 05" not in _read("memory_records.jsonl"), "gone at close()")
+    ok(b"Capacity fact number 06" not in _read("memory_records.jsonl"), "gone at close()")
     for name in ("MEMORY.md", "memory_index.json", "memory_digest.log"):
-        ok(b"Capacity fact number 05" not in _read(name), name)
+        ok(b"Capacity fact number 06" not in _read(name), name)
     dev.unmount()
 
 
