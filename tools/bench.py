@@ -479,6 +479,15 @@ def target_rows(res):
         vals = fsv(byte_ratio)
         rows.append(("%s at 128 items (amortised over %d, compactions included): <= 0.1x ESP-Claw bytes "
                      "programmed" % (op, p["R"][op]), _cells(vals, "%.2fx"), _ok(vals, 0.1)))
+    for op in ("store", "update", "forget") if 10 in p["store_sizes"] else ():
+        def flat(fs, op=op):
+            a = _store_run(res, "ours", fs, 128, op)
+            b = _store_run(res, "ours", fs, 10, op)
+            return ratio(a["bytes"], b["bytes"]) if a and b else None
+
+        vals = fsv(flat)
+        rows.append(("%s flat in store size: bytes programmed at 128 items <= 2x at 10 items" % op,
+                     _cells(vals, "%.2fx"), _ok(vals, 2)))
     for op in ("store", "update", "forget"):
         def host(fs, op=op):
             a = _store_run(res, "ours", fs, 128, op)
