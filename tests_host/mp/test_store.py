@@ -731,3 +731,26 @@ def test_an_eviction_tombstone_stays_readable_by_esp_claw():
     eq(s.get(first["id"]), None, "evicted all the same")
     eq(s.count(), 1, "capacity")
     dev.unmount()
+
+
+def test_esp_claw_reads_evictions_left_by_a_power_cut_as_tombstones():
+    # No close(): the eviction tombstones are still in the records when ESP-Claw's firmware
+    # (its loader, then its boot compaction) reads the root.
+    import espclaw
+    import espclaw_boot
+
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=10)
+    for n in range(12):  # two evictions: 4 garbage lines of 14, not compacted yet
+        clock.t = T0 + n * 3600
+        s.store("Handed over fact %02d" % n, "h%d" % (n % 3))
+    ours = sorted(s.ids_where(lambda it: True))
+    eq(len(ours), 10, "at capacity")
+    ok(b'"evicted":true' in _read("memory_records.jsonl"), "eviction tombstones on flash")
+    eq(sorted(espclaw.EspClawStore(M, clock).ids()), ours, "ESP-Claw's loader: the same items")
+    clock.t += 100
+    espclaw_boot.compact(M, clock.t)
+    s = Store(M, clock=clock, max_active=10)
+    eq(sorted(s.ids_where(lambda it: True)), ours, "after ESP-Claw's compaction, ours again")
+    eq(s.verify()["bad_lines"], 0, "no damage")
+    dev.unmount()
