@@ -49,6 +49,7 @@ class Changes:
             raise ValueError("a batch is already in progress")
         self._pend = []
         self._pend_rows = []
+        self._kept = []  # slots this batch returned as duplicates: not evicted by it
 
     def _add(self, it, slot=-1, evicted=False):
         # One line of the batch: its place in the file is known before it is written.
@@ -86,6 +87,8 @@ class Changes:
         # Durable from here: what follows is housekeeping, never reported as a failure.
         try:
             self._size = start + len(data)
+            if self._torn:
+                self._tab.lines += 1  # the torn line, ended by the newline: a bad line
             self._torn = False
             self._fresh = False
             self._rows += digest.rows(self.clock(), rows)
@@ -164,12 +167,29 @@ class Changes:
         c[0], c[1], c[2] = counts, newest, dsize
         return counts, newest
 
+    def _own(self, tab, i):
+        # Written or returned by the batch in progress.
+        return tab.off[i] >= self._size or i in self._kept
+
+    def _lowest(self, tab, counts, newest, spare):
+        # The first minimum score in file order among the live slots (`spare`: not the
+        # batch's own).
+        low = best = -1
+        for i in range(len(tab)):
+            if not tab.live[i] or spare and self._own(tab, i):
+                continue
+            sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
+            if low < 0 or sc < best or (sc == best and tab.off[i] < tab.off[low]):
+                low, best = i, sc
+        return low
+
     def _evict(self):
         # Over capacity after the batch's changes: the lowest score goes (the first minimum
         # in file order, recall counts not folded in yet included: what a compaction keeps),
         # tombstoned in the same append, so no more than max_active items are ever active.
-        # The items the batch writes itself are not candidates: a fact just stored can be
-        # read back (a board without a set clock gives it an old time, and a low score).
+        # The items the batch writes or returns are not candidates while others are: a fact
+        # just stored can be read back (a board without a set clock gives it an old time, and
+        # a low score).
         # Its lines are garbage without private text: a compaction removes them when they
         # reach a third of the file's lines, or at close() (Store._garbage_due).
         tab = self._tab
@@ -177,16 +197,10 @@ class Changes:
             return
         counts, newest = self._unfolded(tab)
         now = self.clock()
+        # A batch of more items of its own than the capacity: all compete, as in compaction.
+        spare = sum(1 for i in range(len(tab)) if tab.live[i] and self._own(tab, i)) <= self.max_active
         while tab.active > self.max_active:
-            low = best = -1
-            for i in range(len(tab)):
-                if not tab.live[i] or tab.off[i] >= self._size:
-                    continue
-                sc = itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
-                if low < 0 or sc < best or (sc == best and tab.off[i] < tab.off[low]):
-                    low, best = i, sc
-            if low < 0:
-                return  # a batch of more new items than the capacity: compaction keeps the best
+            low = self._lowest(tab, counts, newest, spare)
             old = self._item(low)
             self._tombstone(low, old, now, True)
             self._pend_rows.append(("evict", old["id"], None))
@@ -207,6 +221,7 @@ class Changes:
             itm.check_id(memory_id)
         hit = self._duplicate(cand)
         if hit >= 0:
+            self._kept.append(hit)
             return self._decorate(self._item(hit)), False
         slot = -1
         if memory_id is not None:
@@ -238,6 +253,7 @@ class Changes:
             result = rep
         else:
             result = self._item(hit)
+            self._kept.append(hit)
         self._tombstone(slot, old, now)
         self._pend_rows.append(("forget", memory_id, None))
         self._pend_rows.append(("update", result["id"], memory_id))

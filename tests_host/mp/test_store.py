@@ -754,3 +754,48 @@ def test_esp_claw_reads_evictions_left_by_a_power_cut_as_tombstones():
     eq(sorted(s.ids_where(lambda it: True)), ours, "after ESP-Claw's compaction, ours again")
     eq(s.verify()["bad_lines"], 0, "no damage")
     dev.unmount()
+
+
+def test_a_batch_evicts_neither_what_it_returns_nor_the_best_when_it_overflows():
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=3)
+    old = [s.store("Old fact number %d" % n, "o%d" % n)[0]["id"] for n in range(3)]
+    for _ in range(5):
+        s.recall(["o2"])  # o2: 15 hours of score above the others
+    clock.t = T0 + 3600
+    with s.batch() as b:
+        dup, changed = b.store("Old fact number 0", "o0")  # the duplicate of the lowest item
+        new = b.store("A brand new fact", "n")[0]
+    ok(dup["id"] == old[0] and not changed, "returned as already there")
+    ok(s.get(old[0]) is not None and s.get(new["id"]) is not None, "both still there")
+    eq(s.get(old[1]), None, "the next lowest went instead")
+    # A batch of more new items than the capacity: every item competes, as in compaction.
+    clock.t = T0 + 2 * 3600
+    with s.batch() as b:
+        for n in range(4):
+            b.store("Batch fact number %d" % n, "b%d" % n)
+    eq(s.count(), 3, "capacity")
+    ok(s.get(old[2]) is not None, "the recalled one is kept")
+    dev.unmount()
+
+
+def test_a_torn_last_line_counts_as_a_line_once_it_is_ended():
+    # RAM and a reopen agree on the lines (the compaction triggers count them).
+    dev, s, clock = _fresh()
+    s = Store(M, clock=clock, max_active=20)
+    for n in range(6):
+        s.store("Counted fact %d" % n, "c")
+    s.compact()
+    with open(M + "/memory_records.jsonl", "ab") as f:
+        f.write(b'{"id":"mem-1-0001","content":"torn')  # a cut append
+    s = Store(M, clock=clock, max_active=20)
+    s.store("After the torn line", "c")
+    ids = sorted(s.ids_where(lambda it: True))
+    again = Store(M, clock=clock, max_active=20)
+    eq(sorted(again.ids_where(lambda it: True)), ids, "the same items")
+    eq(s.verify()["bad_lines"], 1, "the ended torn line is one bad line")
+    for n in range(4):  # 5 changes since the compaction with a bad line: compacted
+        s.store("Later fact %d" % n, "c")
+    eq(s.compactions, 1, "the bad line counted in RAM as on reopen")
+    eq(s.verify()["bad_lines"], 0, "and dropped")
+    dev.unmount()
