@@ -39,6 +39,16 @@ def size(path):
     return -1 if st is None else st[6]
 
 
+def ends_torn(path):
+    """Whether the file is not empty and does not end with a newline (a cut append)."""
+    n = size(path)
+    if n <= 0:
+        return False
+    with open(path, "rb") as f:
+        f.seek(n - 1)
+        return f.read(1) != b"\n"
+
+
 def is_dir(path):
     st = _stat(path)
     return st is not None and st[0] & 0x4000 != 0

@@ -353,7 +353,7 @@ MUTANTS = [
      "changes since the last compaction are not counted after a reboot"),
     ("store/load", "            if kind == records.EVICTED:\n                tab.evicted += 1", "            pass",
      "evictions read back after a reboot count as forgotten text (compaction every 5th store)"),
-    ("store/load", "            torn = f.read(1) != b\"\\n\"", "            torn = False",
+    ("store/load", "    return tab, bad, fsutil.ends_torn(path)", "    return tab, bad, False",
      "a records file ending in a torn line is not noticed on open (the next line is glued to it)"),
     ("store/load", "        fold = max(fold, idx.digest_off)  # ESP-Claw's own fold point",
      "        pass  # ESP-Claw's own fold point",
@@ -362,8 +362,8 @@ MUTANTS = [
      "a MEMORY.md with extra text after what we would render is taken as matching"),
 
     # -- store/digest (append) --------------------------------------------------------------
-    ("store/digest", "            if f.read(1) != b\"\\n\":\n                data = b\"\\n\" + data",
-     "            pass",
+    ("store/digest", "    fsutil.append(path, b\"\\n\" + data if fsutil.ends_torn(path) else data)",
+     "    fsutil.append(path, data)",
      "a digest append is glued to a torn last line (a recall count lost)"),
 
     # -- store/records ----------------------------------------------------------------------
@@ -372,8 +372,8 @@ MUTANTS = [
      "eviction tombstones are read as forgets"),
 
     # -- store/compact (order) --------------------------------------------------------------
-    ("store/compact", "    for p in (store.index_path, store.md_path):\n        fsutil.remove(p)\n    fsutil.commit(store.journal_path, [path, store.digest_path])\n",
-     "    fsutil.commit(store.journal_path, [path, store.digest_path])\n    for p in (store.index_path, store.md_path):\n        fsutil.remove(p)\n",
+    ("store/compact", "    store._drop_derived()  # before the commit\n    fsutil.commit(store.journal_path, [path, store.digest_path])\n",
+     "    fsutil.commit(store.journal_path, [path, store.digest_path])\n    store._drop_derived()\n",
      "the derived files are removed after the commit (a cut between leaves an index whose stamp the new records may match)"),
 
     # -- store/table ------------------------------------------------------------------------
@@ -562,8 +562,8 @@ MUTANTS = [
     ("store/store", "            tab.garbage() > 0 and self._size > SIZE_BOUND) or tab.active > self.max_active",
      "            False) or tab.active > self.max_active",
      "a records file over its size bound is not compacted for its garbage"),
-    ("store/store", "        for p in (self.index_path, self.md_path):  # first: see compact.py\n            fsutil.remove(p)\n",
-     "",
+    ("store/store", "        self._drop_derived()\n        fsutil.replace(self.records_path, b\"\".join(lines))",
+     "        fsutil.replace(self.records_path, b\"\".join(lines))",
      "restore() keeps the old derived files until its compaction (a cut between: an old index whose stamp the new records may match)"),
     ("store/store", "        if self._tab.garbage() or self._tab.active > self.max_active:\n            self._compact()",
      "        if self._tab.active > self.max_active:\n            self._compact()",

@@ -154,11 +154,12 @@ class Changes:
     def _unfolded(self, tab):
         # Per-slot recall counts and newest recall time since the fold start, read from the
         # digest once and then only what recalls appended since (a store at capacity would
-        # otherwise read up to 16 KiB of digest every time). Dropped with the table.
+        # otherwise read up to 16 KiB of digest every time). Kept on the table: a new one
+        # (a load, a compaction) starts again from its fold start.
         dsize = max(fsutil.size(self.digest_path), 0)
-        c = self._recalls
+        c = tab.recalls
         if c is None or c[2] > dsize:
-            c = self._recalls = [array("H"), array("I"), self._fold]
+            c = tab.recalls = [array("H"), array("I"), self._fold]
         counts, newest = digest.fold(self.digest_path, c[2], dsize, tab)
         old_c, old_n = c[0], c[1]
         for i in range(len(old_c)):

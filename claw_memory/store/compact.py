@@ -115,10 +115,7 @@ def compact(store, tab, cat, fold_start, pending_rows):
     fsutil.write_tmp(path, write_records)
     line = digest.compact_line(now, cat.next_id)
     fsutil.write_tmp(store.digest_path, digest.tail_writer(store.digest_path, dsize, pending_rows + line))
-    # Before the commit: an index left beside the new records could carry a records_size
-    # stamp that the new file happens to match, and be taken as describing it.
-    for p in (store.index_path, store.md_path):
-        fsutil.remove(p)
+    store._drop_derived()  # before the commit
     fsutil.commit(store.journal_path, [path, store.digest_path])
     cat.drop_unused()
     return new_tab, cat, fsutil.size(store.digest_path) - len(line)

@@ -28,13 +28,7 @@ def rows(now, items):
 def append(path, data):
     """Append lines, starting a fresh line after a torn last one (a cut append): glued to
     it, the first new line would be unreadable, a recall it counts lost."""
-    size = fsutil.size(path)
-    if size > 0:
-        with open(path, "rb") as f:
-            f.seek(size - 1)
-            if f.read(1) != b"\n":
-                data = b"\n" + data
-    fsutil.append(path, data)
+    fsutil.append(path, b"\n" + data if fsutil.ends_torn(path) else data)
 
 
 def compact_line(now, next_id):

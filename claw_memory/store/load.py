@@ -38,13 +38,7 @@ def scan(path):
                 tab.evicted += 1
     finally:
         found.close()  # MicroPython does not close an abandoned generator's file
-    size = fsutil.size(path)
-    torn = False
-    if size > 0:
-        with open(path, "rb") as f:
-            f.seek(size - 1)
-            torn = f.read(1) != b"\n"
-    return tab, bad, torn
+    return tab, bad, fsutil.ends_torn(path)
 
 def assess(store):
     """Everything open() needs, read from the files without writing: the table, the catalog

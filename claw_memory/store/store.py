@@ -61,7 +61,6 @@ class Store(Changes):
         self._due = False  # a compaction failed: retried at the next change
         self._seq = 0
         self._pend = None  # lines of the batch in progress
-        self._recalls = None  # [counts, newest, digest size] of the table, for evictions
         self.compactions = 0  # run by this Store (a list() in progress must not outlive one)
 
     def _note(self, msg):
@@ -107,7 +106,6 @@ class Store(Changes):
                 fsutil.write_file(p, b"")
         a = assess(self)
         self._tab, self._cat, self._fold = a.tab, a.cat, a.fold
-        self._recalls = None
         self._size, self._torn = a.size, a.torn
         self._fresh = a.fresh
         self._pend = None
@@ -118,7 +116,6 @@ class Store(Changes):
         # RAM no longer matches the files (a failed write or compaction): rebuild at next use.
         self._tab = None
         self._pend = None
-        self._recalls = None
 
     def _item(self, slot):
         """The item of a slot (its latest line), from the pending batch or from flash."""
@@ -238,6 +235,13 @@ class Store(Changes):
         fsutil.replace(self.index_path, index.writer(self._cat, self._fold, self._size, kw))
         self._fresh = True
 
+    def _drop_derived(self):
+        # Before the records are replaced (compaction, restore): an index left beside new
+        # records could carry a records_size stamp the new file happens to match, and be
+        # taken as describing it (and both may hold forgotten text).
+        for p in (self.index_path, self.md_path):
+            fsutil.remove(p)
+
     def _write_rows(self):
         if self._rows:
             digest.append(self.digest_path, self._rows)
@@ -270,7 +274,6 @@ class Store(Changes):
             self._invalidate()  # the old table was shed, the catalog rebuilt in place
             raise
         self._tab, self._cat, self._fold = tab, cat, fold
-        self._recalls = None
         self._rows = b""
         self._size = fsutil.size(self.records_path)
         self._torn = False
@@ -316,8 +319,7 @@ class Store(Changes):
             if not it["deleted"]:
                 lines.append(itm.to_json(it).encode() + b"\n")
         fsutil.makedirs(self.dir)
-        for p in (self.index_path, self.md_path):  # first: see compact.py
-            fsutil.remove(p)
+        self._drop_derived()
         fsutil.replace(self.records_path, b"".join(lines))
         self._invalidate()
         self.compact()

@@ -79,6 +79,7 @@ class Table:
         self.lines = 0  # lines in the records file (items, tombstones, bad lines)
         self.changes = 0  # lines appended since the last compaction (no "summary_labels")
         self.evicted = 0  # tombstones of items dropped for capacity (2 garbage lines each)
+        self.recalls = None  # [counts, newest, digest size]: unfolded recalls, for evictions
         self.active = 0
         self.max_sid = 0
 

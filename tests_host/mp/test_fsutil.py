@@ -238,3 +238,15 @@ def test_power_cut_at_every_op_of_replace_on_fat_raw_flash():
                 if k not in ("old", "new", "recovered"):
                     findings["%d/%s/%s" % (bs, torn, k)] = v
     print("FAT raw-flash findings:", sorted(findings.items()))
+
+
+def test_ends_torn_is_a_last_line_without_its_newline():
+    mount("lfs2", "/flash", blocks=64)
+    p = "/flash/lines"
+    eq(fsutil.ends_torn(p), False, "no file")
+    fsutil.write_file(p, b"")
+    eq(fsutil.ends_torn(p), False, "empty")
+    fsutil.append(p, b"one\n")
+    eq(fsutil.ends_torn(p), False, "whole lines")
+    fsutil.append(p, b"tw")
+    eq(fsutil.ends_torn(p), True, "a cut append")
