@@ -4,7 +4,7 @@ import json
 import os
 
 from flashsim import mount
-from mptest import eq, ok, raises
+from mptest import Clock, eq, ok, raises
 
 from claw_memory import fsutil
 from claw_memory import item as itm
@@ -15,14 +15,6 @@ from claw_memory.store import Store, markdown
 HEAP = "8M"
 M = "/flash/memory"
 T0 = 1714000000
-
-
-class Clock:
-    def __init__(self, t=T0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 def _fresh(kind="lfs2"):

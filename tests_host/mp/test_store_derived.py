@@ -4,7 +4,7 @@
 # Expectations are written out by hand, never computed with the code under test. Public API
 # and files on disk only.
 from flashsim import mount
-from mptest import eq, ok
+from mptest import Clock, eq, ok
 
 import claw_memory
 from claw_memory import fsutil
@@ -15,14 +15,6 @@ RECORDS = M + "/memory_records.jsonl"
 MD = M + "/MEMORY.md"
 T0 = 1714000000
 TIME0 = "2024-04-24 23:06:40"  # T0 as MEMORY.md shows it (the tests run with TZ=UTC)
-
-
-class Clock:
-    def __init__(self, t=T0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 def _open(clock):

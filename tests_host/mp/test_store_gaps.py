@@ -7,7 +7,7 @@ import cutmatrix
 import strictjson
 import workloads
 from flashsim import mount
-from mptest import eq, ok, raises, timeout
+from mptest import Clock, eq, ok, raises, timeout
 
 import claw_memory
 from claw_memory import fsutil
@@ -18,14 +18,6 @@ M = "/flash/memory"
 RECORDS = M + "/memory_records.jsonl"
 DIGEST = M + "/memory_digest.log"
 T0 = 1714000000
-
-
-class Clock:
-    def __init__(self, t=T0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 def _open(clock):

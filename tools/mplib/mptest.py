@@ -19,6 +19,18 @@ def timeout(seconds):
     return lambda f: f
 
 
+class Clock:
+    """A clock the test sets (`clock.t = ...`); the store tests' unix time starts at T0."""
+
+    T0 = 1714000000
+
+    def __init__(self, t=T0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
 class Failure(AssertionError):
     pass
 
