@@ -12,7 +12,6 @@ from .._compat import MICROPYTHON, const
 
 LINE_MAX = const(4096)  # longer lines are not items (ours are under 1 KiB, ESP-Claw's too)
 _BUF = const(1024)
-_ONE = const(256)  # read_item's block
 
 
 def lines(path, start=0):
@@ -89,12 +88,26 @@ def parse(raw, off):
     return it, EVICTED if it["deleted"] and obj.get("evicted") is True else 0
 
 
+def item_at(f, off):
+    """The item on the line at `off` of an open records file, or None."""
+    f.seek(off)
+    out = b""
+    while len(out) < LINE_MAX:
+        chunk = f.read(256)
+        if not chunk:
+            return None  # no newline: a torn line is not an item
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return parse(out + chunk[: k + 1], off)[0]
+        out += chunk
+    return None
+
+
 class Blocks:
-    """Items of an open records file read through whole aligned blocks. Compaction reads
-    4 KiB ones, as it writes between its reads: MicroPython's FatFs has one sector window for
-    all files, and a partial-sector read moves it, writing out the FAT sector the writer's
-    last piece allocated, once per piece; whole aligned sectors are read past it. A single
-    item is read through a small one."""
+    """Items of an open records file read through whole aligned 4 KiB blocks, for a reader
+    that writes between its reads (compaction). MicroPython's FatFs has one sector window
+    for all files: a partial-sector read moves it, writing out the FAT sector the writer's
+    last piece allocated, once per piece; whole aligned sectors are read past it."""
 
     def __init__(self, f, size=4096):
         self.f = f
@@ -127,4 +140,4 @@ class Blocks:
 def read_item(path, off):
     """The item on the line at `off` of the records file, or None."""
     with open(path, "rb") as f:
-        return Blocks(f, _ONE).item(off)
+        return item_at(f, off)

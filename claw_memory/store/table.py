@@ -161,6 +161,7 @@ class Table:
         for name in ("h1", "h2", "acc", "upd", "sids", "kh", "nlen"):
             setattr(self, name, array(_CODES[name]))
         self.bits = bytearray(0)
+        self.recalls = None
 
     def active_slots(self):
         return [i for i in range(self.n) if self.live[i]]
