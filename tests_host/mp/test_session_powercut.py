@@ -14,6 +14,7 @@ import claw_memory
 from claw_memory import fsutil
 
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 
 
 def _matrix(config, every=1):

@@ -13,6 +13,7 @@ from claw_memory import fsutil
 from claw_memory.store import Store, compact, digest, index, load, markdown, read, records, store
 
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 M = "/flash/memory"
 BASE = {"B": "User lives in Shanghai by the river", "C": "User has a cat called Miso",
         "E": "User works as a nurse at night"}

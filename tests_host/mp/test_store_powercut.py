@@ -8,6 +8,7 @@ from mptest import eq, ok, timeout
 import claw_memory
 
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 M = "/flash/memory"
 T0 = 1714000000
 
