@@ -50,7 +50,7 @@ def main(argv=None):
     ap.add_argument("--json", metavar="FILE", help="save the raw measurements to FILE")
     ap.add_argument("--from-json", metavar="FILE", help="render the report from saved measurements "
                                                         "instead of running")
-    ap.add_argument("--only", metavar="runner.SECTIONS",
+    ap.add_argument("--only", metavar="SECTIONS",
                     help="run only these sections (comma-separated: %s); with --from-json the "
                          "others are taken from the saved run" % ",".join(runner.SECTIONS))
     ap.add_argument("--silent", action="store_true", help="do not list the cases as they run")
