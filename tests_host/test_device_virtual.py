@@ -17,6 +17,7 @@ from claw_memory_cli import hosttools, main  # noqa: E402
 from tools.virtual_board import VirtualBoard  # noqa: E402
 
 DEV_ROOT = "/flash/cli"
+pytestmark = pytest.mark.slow  # deploys and device scripts over a serial link: the slow tier
 
 
 def test_device_scripts_on_the_virtual_board():

@@ -11,6 +11,7 @@ import pytest
 from claw_memory_cli import hosttools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUPPORT = os.path.join(ROOT, "tests_host", "support")
 MP32 = os.path.join(ROOT, "..", "shared", "tools", "micropython32", "micropython")
 
 
@@ -24,9 +25,8 @@ def _mpy_package(dest):
 
 def _run(binary, path, cwd, *args, heap="4M"):
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([path, os.path.join(ROOT, "tools", "mplib"), ".frozen"])
-    return subprocess.run([binary, "-X", "heapsize=" + heap, os.path.join(ROOT, "tools", "mplib",
-                                                                          "capacity.py")] + list(args),
+    env["MICROPYPATH"] = os.pathsep.join([path, SUPPORT, ".frozen"])
+    return subprocess.run([binary, "-X", "heapsize=" + heap, os.path.join(SUPPORT, "capacity.py")] + list(args),
                           env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 

@@ -6,21 +6,16 @@ import copy
 import json
 import os
 import socket
-import sys
 import time
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools", "mplib"))
+import tlscerts
+from llm_server import LLMServer
+from streamed_history import LyingHistory, StreamedHistory
 
-import tlscerts  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
-from streamed_history import LyingHistory, StreamedHistory  # noqa: E402
-
-from claw_memory import llm, transport  # noqa: E402
-from claw_memory.core import Tool  # noqa: E402
+from claw_memory import llm, transport
+from claw_memory.core import Tool
 
 BACKENDS = ("openai", "anthropic", "openai_responses")
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages",

@@ -3,7 +3,7 @@ micropython-lib's real aiohttp, against the loopback servers of llm_server.py (h
 https with throwaway certificates from tlscerts.py).
 
 These tests need a micropython-lib checkout: set CLAW_MPLIB to it (see README, "Tests"). They
-are skipped, with that reason, when it is not set. Each test runs tests_host/llm_probe_mp.py
+are skipped, with that reason, when it is not set. Each test runs tests_host/support/llm_probe_mp.py
 in a fresh micropython process and checks what the client returned, what the server received,
 and that no file descriptor was left open.
 """
@@ -12,20 +12,17 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tlscerts
+from llm_server import LLMServer
 
-import tlscerts  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
-
-from claw_memory_cli import hosttools  # noqa: E402
+from claw_memory_cli import hosttools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HERE = os.path.join(ROOT, "tests_host")
+SUPPORT = os.path.join(ROOT, "tests_host", "support")
 MPLIB = os.path.abspath(os.environ["CLAW_MPLIB"]) if os.environ.get("CLAW_MPLIB") else ""
 AIOHTTP = os.path.join(MPLIB, "python-ecosys", "aiohttp") if MPLIB else ""
 BACKENDS = ("openai", "anthropic", "openai_responses")
@@ -45,11 +42,11 @@ def probe(tmp_path, steps, heap="4M", timeout=60, aiohttp=True):
     plan = tmp_path / ("plan%d.json" % time.monotonic_ns())
     plan.write_text(json.dumps({"steps": steps}))
     env = dict(os.environ)
-    path = [ROOT, HERE, os.path.join(ROOT, "tools", "mplib")]
+    path = [ROOT, SUPPORT]
     path += ([AIOHTTP] if aiohttp else []) + [".frozen"]
     env["MICROPYPATH"] = os.pathsep.join(path)
     r = subprocess.run([hosttools.micropython(), "-X", "heapsize=" + heap,
-                        os.path.join(HERE, "llm_probe_mp.py"), str(plan)],
+                        os.path.join(SUPPORT, "llm_probe_mp.py"), str(plan)],
                        capture_output=True, text=True, timeout=timeout, env=env, cwd=str(tmp_path))
     out = r.stdout.splitlines()
     results = [json.loads(line[6:]) for line in out if line.startswith("PROBE ")]

@@ -123,7 +123,7 @@ def test_lite_set_runs_a_lite_memory_and_imports_nothing_else(tmp_path):
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(os.path.join(ROOT, f), dest)
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([str(tmp_path), os.path.join(ROOT, "tools", "mplib"), ".frozen"])
+    env["MICROPYPATH"] = os.pathsep.join([str(tmp_path), os.path.join(ROOT, "claw_memory_cli", "runtime"), ".frozen"])
     r = subprocess.run([hosttools.micropython(), "-X", "heapsize=4M", "-c", _LITE_RUN], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

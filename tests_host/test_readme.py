@@ -150,6 +150,7 @@ def test_every_claw_memory_command_in_the_readme_parses():
         assert cmd in ("setup", "demo", "test", "doctor"), cmd
 
 
+@pytest.mark.slow
 def test_the_virtual_board_block_and_the_board_commands(tmp_path):
     block = _blocks("sh", "### The virtual board")[0]
     assert "--link /tmp/ttyCLAW &" in block and "readlink /tmp/ttyCLAW" in block

@@ -1,4 +1,4 @@
-"""The virtual board (tools/virtual_board.py) driven by the real mpremote CLI.
+"""The virtual board (tools/virtual_board/) driven by the real mpremote CLI.
 
 A unix-port micropython behind a pty, with its LittleFS in a host image file, must look like
 a board to mpremote: exec, fs cp/cat/mkdir/ls, cp -r into :lib/, run, mount, Ctrl-C,

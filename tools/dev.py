@@ -3,6 +3,11 @@
 
     python3 tools/dev.py demo [demo options]   # sets up .venv if needed, runs the offline demo
     python3 tools/dev.py test [pytest options] # sets up .venv if needed, runs the whole suite
+    python3 tools/dev.py test -m "not slow"    # the fast tier only
+
+`test` runs pytest on every core (pytest-xdist: `-n auto --dist worksteal`; the collector puts
+the slow tier first, so the long tests start at once and the short ones fill in around them);
+give `-n N` to choose the number of workers, `-n 0` to run in this process.
 
 Set-up installs the pinned `dev` extra of pyproject.toml into `.venv` and is skipped when
 pyproject.toml has not changed since the last install, so a second run starts at once.
@@ -48,6 +53,15 @@ def setup():
         f.write(want)
 
 
+def _parallel(rest):
+    """xdist's options, unless the caller gave their own."""
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in rest):
+        return []
+    if "no:xdist" in rest:
+        return []
+    return ["-n", "auto", "--dist", "worksteal"]
+
+
 def main(argv):
     if not argv or argv[0] not in ("setup", "demo", "test", "doctor"):
         sys.exit("usage: python3 tools/dev.py setup|demo|test|doctor [options]")
@@ -58,7 +72,7 @@ def main(argv):
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(_bin("python")) + os.pathsep + env.get("PATH", "")
     if cmd == "test":
-        args = [_bin("python"), "-m", "pytest"] + rest
+        args = [_bin("python"), "-m", "pytest"] + _parallel(rest) + rest
     else:
         args = [_bin("claw-memory"), cmd] + rest
     return subprocess.run(args, cwd=ROOT, env=env).returncode

@@ -42,7 +42,7 @@ def run(port, data_root, compile_arch):
         cfg = os.path.join(tmp, "devtest_config.py")
         with open(cfg, "w") as f:
             f.write("ROOT = %r\n" % data_root)
-        for src in (cfg, os.path.join(ROOT, "tools", "mplib", "scripted_llm.py")):
+        for src in (cfg, os.path.join(ROOT, "claw_memory_cli", "runtime", "scripted_llm.py")):
             rc, out = mpremote(port, "fs", "cp", src, ":lib/")
             if rc:
                 print("copy %s failed: %s" % (os.path.basename(src), out.strip()))

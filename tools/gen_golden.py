@@ -23,8 +23,8 @@ OUT = os.path.join(ROOT, "tests_host", "golden", "workload.json")
 def main():
     env = dict(os.environ)
     env["TZ"] = "UTC"
-    env["MICROPYPATH"] = os.pathsep.join(
-        [ROOT, os.path.join(ROOT, "tools", "mplib"), os.path.join(ROOT, "tests_host", "mp"), ".frozen"])
+    env["MICROPYPATH"] = os.pathsep.join([ROOT] + [os.path.join(ROOT, *p) for p in (
+        ("tests_host", "support"), ("claw_memory_cli", "runtime"), ("tests_host", "mp"))] + [".frozen"])
     code = "import json, test_golden; print('GOLDEN ' + json.dumps(test_golden.snapshots()))"
     r = subprocess.run([hosttools.micropython(), "-X", "heapsize=8M", "-c", code], cwd=ROOT,
                        env=env, capture_output=True, text=True, check=False)

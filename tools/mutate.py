@@ -6,7 +6,7 @@
     python tools/mutate.py --sample 10 --seed 3     # a random sample
     python tools/mutate.py --only store/store:3     # named mutants
     python tools/mutate.py --check                  # only check that every mutant still applies
-    python tools/mutate.py --ignore 'tests_host/mp/test_*_gaps.py'   # the suite without some files
+    python tools/mutate.py --ignore 'tests_host/mp/test_*_powercut.py'   # the suite without some files
 
 The mutants are substitutions listed in tools/mutants.py: (module, exact source text before,
 text after, description[, "equivalent: <argument>"]). Each is applied alone to a scratch copy
@@ -41,12 +41,13 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 # the test files run in stage 1. The most specific key wins. Only speed depends on this map:
 # survivors always meet the whole suite in stage 2.
 _MP = "tests_host/mp/"
-_SESSION = [_MP + "test_session.py", _MP + "test_session_gaps.py", _MP + "test_session_powercut.py",
-            _MP + "test_golden.py", _MP + "test_stream.py", _MP + "test_handover_session.py",
-            _MP + "test_session_lifecycle.py"]
-_STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_gaps.py",
-           _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
-_STORE = [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_store_powercut.py",
+_SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test_session_repair.py",
+            _MP + "test_session_opens.py", _MP + "test_session_powercut.py", _MP + "test_golden.py",
+            _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py"]
+_STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
+           _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
+_STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
+          _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
 TESTS = {
     "session/": _SESSION,
@@ -55,16 +56,16 @@ TESTS = {
     "session/flat": _STREAM,
     "session/window": _STREAM,
     "store/": _STORE,
-    "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_gaps.py",
-               _MP + "test_session.py", _MP + "test_store.py"],
+    "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
+               _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
     "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py",
-             _MP + "test_store_gaps.py"],
-    "item": [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_extract.py",
-             _MP + "test_tools_gaps.py"],
-    "tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_corpus.py"],
-    "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_extract.py",
+             _MP + "test_store_items.py", _MP + "test_store_labels.py"],
+    "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
+             _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py"],
+    "tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
+    "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
-    "extract": [_MP + "test_extract.py", _MP + "test_tools_gaps.py"],
+    "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py"],
     "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
     "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],

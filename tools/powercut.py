@@ -5,7 +5,7 @@
     python tools/powercut.py --every 10      # every 10th cut
     python tools/powercut.py --config lfs2-4096 --torn
 
-The workload (tools/mplib/workloads.py, `system`) goes through every write path: persist with
+The workload (tests_host/support/workloads.py, `system`, the one the suite samples) goes through every write path: persist with
 tool records, session compaction and blocking, store, update, forget, recall, store
 compaction, profile edit, /session new, switch and delete. After each cut the flash is rebuilt
 from the bytes that survived, the memory is opened (which recovers), and every invariant is
@@ -40,7 +40,10 @@ print("POWERCUT " + json.dumps(res))
 
 def run(config, torn, every):
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "tools", "mplib"), ".frozen"])
+    # The suite's harness (workloads, cutmatrix), the simulated flash and the ESP-Claw port
+    # the workload checks the index with.
+    env["MICROPYPATH"] = os.pathsep.join([ROOT] + [os.path.join(ROOT, *p) for p in (
+        ("tests_host", "support"), ("claw_memory_cli", "runtime"), ("tools", "benchmark", "baselines"))] + [".frozen"])
     r = subprocess.run([hosttools.micropython(), "-X", "heapsize=16M", "-c", RUNNER % (config, torn, every)],
                        capture_output=True, text=True, env=env, cwd=ROOT)
     for line in r.stdout.splitlines():

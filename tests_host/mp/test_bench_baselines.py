@@ -1,4 +1,4 @@
-# The benchmark's ESP-Claw port (tools/mplib/espclaw.py) must do what ESP-Claw's C code does,
+# The benchmark's ESP-Claw port (tools/benchmark/baselines/espclaw.py) must do what ESP-Claw's C code does,
 # or the targets set against it mean nothing: one open of each session file per persist batch,
 # session compaction only after a completed turn that leaves the log over 153,600 bytes, and
 # store compaction at 5 changes or a 32 KiB records file, with an update checking three times.

@@ -8,6 +8,7 @@ from flashsim import mount
 from mptest import eq, timeout
 
 HEAP = "16M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 
 
 def test_records_between_esp_claw_entries_are_indexed_again():

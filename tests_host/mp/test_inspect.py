@@ -38,7 +38,6 @@ class Capture:
 
 def _setup():
     dev = mount("lfs2", "/flash", blocks=128)
-    inspect._last = None
     mem = claw_memory.open(ROOT, extract=False)
     a = mem.chats.session_id("web", "u1")
     mem.sessions.persist(a, [(1, None, "first question")])
@@ -149,7 +148,6 @@ def _tree(path):
 
 def test_helpers_never_create_a_data_root():
     dev = mount("lfs2", "/flash", blocks=64)
-    inspect._last = None
     os.mkdir("/flash/docs")
     for fn in (inspect.sessions, inspect.history, inspect.items, inspect.profile, inspect.stats,
                inspect.context):

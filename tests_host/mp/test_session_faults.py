@@ -12,6 +12,7 @@ from claw_memory.session import Sessions
 from claw_memory.session import compact, format, repair, sessions, state, stream, window, write
 
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 D = "/flash/sessions"
 LIMIT = 2500
 

@@ -10,6 +10,7 @@ from scripted_llm import ScriptedLLM, call, say
 import claw_memory
 from claw_memory import fsutil, transport
 from claw_memory.agent import Agent
+from claw_memory.chats import map_file
 from claw_memory.core import Request, SessionDeleted
 from claw_memory.session import Sessions
 
@@ -157,7 +158,7 @@ def test_a_chat_map_with_a_bom_is_read():
     mem.chats.session_id(CH, CHAT)
     mem.session_command(CH, CHAT, "new work")
     mem.session_command(CH, CHAT, "new trip")
-    path = mem.chats._path("chat:%s:%s" % (CH, CHAT))
+    path = mem.chats.dir + "/" + map_file("chat:%s:%s" % (CH, CHAT))
     _write(path, b"\xef\xbb\xbf" + _read(path))
     eq(mem.chats.aliases(CH, CHAT), ("trip", ["default_01", "work", "trip"]), "read as cJSON reads it")
     dev.unmount()

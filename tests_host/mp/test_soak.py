@@ -1,6 +1,11 @@
 # Soak: 5,000 turns over 10 sessions (compactions, /session new and delete) and
 # more than 1,000 store, update and forget operations through the memory tools. File sizes
 # stay bounded, the heap does not grow from turn to turn, nothing raises.
+#
+# In two phases that run in parallel, each a data root of its own with five of the ten chats:
+# every session gets exactly the turns it gets in one run of all ten (the turn numbers, and so
+# the compactions and the new/delete points, are the same), and each phase's store sees more
+# than 1,000 store/update/forget operations of its own.
 import gc
 import json
 
@@ -13,6 +18,7 @@ from claw_memory.core import Request
 from claw_memory.session import SIZE_LIMIT
 
 HEAP = "48M"
+SLOW = True
 TURNS = 5000
 CHATS = 10
 TOPICS = ("tea", "coffee", "bikes", "music", "garden", "travel", "books", "cats", "chess", "rain",
@@ -28,8 +34,7 @@ def _turn(n):
             (2, None, "Turn %d: mild and dry, so yes, water them this evening. " % n + "details " * 20))
 
 
-@timeout(1200)
-async def test_soak():
+async def _soak(chats):
     dev = mount("lfs2", "/flash", blocks=1280)  # 5 MiB
     t = [1714000000]
 
@@ -44,7 +49,8 @@ async def test_soak():
     blocked = deleted = 0
     heap = []
     biggest = {"session": 0, "records": 0, "digest": 0}
-    for n in range(TURNS):
+    turns = [n for n in range(TURNS) if n % CHATS in chats]  # this phase's turns
+    for i, n in enumerate(turns):
         chat = "u%d" % (n % CHATS)
         sid = mem.chats.session_id("web", chat)
         if mem.sessions.blocked(sid) or n % 2500 >= 2500 - CHATS:
@@ -88,24 +94,25 @@ async def test_soak():
         else:
             await tools["memory_recall"].handler(json.dumps({"summary_labels": [topic]}), r)
         await mem.hooks().stage_note(r)
-        if n % 50 == 49:
+        if i % 25 == 24:  # every 50 turns of the whole run
             rec = fsutil.size(mem.store.records_path)
             dig = fsutil.size(mem.store.digest_path)
             biggest["records"] = max(biggest["records"], rec)
             biggest["digest"] = max(biggest["digest"], dig)
             ok(rec <= 32768 + 8192, "records bounded: %d" % rec)
             ok(dig <= 32768 + 1024, "digest bounded: %d" % dig)
-        if n % 250 == 249:
+        if i % 125 == 124:  # every 250 turns of the whole run
             gc.collect()
             heap.append(gc.mem_alloc())
     mem.close()
-    print("turns %d, memory operations %d, sessions blocked and replaced %d" % (TURNS, memory_ops, blocked))
+    print("chats %s: turns %d, memory operations %d, sessions blocked and replaced %d" % (
+        chats, len(turns), memory_ops, blocked))
     print("largest session %d B, records %d B, digest %d B" % (
         biggest["session"], biggest["records"], biggest["digest"]))
-    print("heap after every 250 turns:", heap)
+    print("heap after every 250 turns of the whole run:", heap)
     ok(memory_ops >= 1000, "at least 1000 store/update/forget operations")
-    ok(blocked >= CHATS, "every chat went through a new session and a delete")
-    ok(not any(mem.sessions.blocked(mem.chats.session_id("web", "u%d" % c)) for c in range(CHATS)),
+    ok(blocked >= len(chats), "every chat went through a new session and a delete")
+    ok(not any(mem.sessions.blocked(mem.chats.session_id("web", "u%d" % c)) for c in chats),
        "compaction with hysteresis: no session blocked")
     # Medians of the second and the last quarter: the live heap swings by a few KiB with
     # what the caches hold at the moment of the sample.
@@ -114,3 +121,13 @@ async def test_soak():
     print("heap growth from the second to the last quarter (medians): %d B" % growth)
     ok(growth <= 4096, "the heap does not grow from turn to turn (%d B)" % growth)
     dev.unmount()
+
+
+@timeout(900)
+async def test_soak_chats_0_to_4():
+    await _soak(range(0, 5))
+
+
+@timeout(900)
+async def test_soak_chats_5_to_9():
+    await _soak(range(5, 10))

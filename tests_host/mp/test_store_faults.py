@@ -1,15 +1,19 @@
 # ENOSPC, EIO and MemoryError at every file operation of a store workload: a change the call
 # reported saved is there after a reboot, a change it reported failed is not, the same store
-# keeps working once the fault is gone, and the derived files agree with the items.
+# keeps working once the fault is gone, and the derived files agree with the items. A transient
+# read error (EIO) anywhere in an open, a list, a replay or a write never makes a file look
+# missing.
 import faults
 import workloads
 from flashsim import mount
-from mptest import eq, ok, timeout
+from mptest import Clock, eq, ok, timeout
 
+import claw_memory
 from claw_memory import fsutil
 from claw_memory.store import Store, compact, digest, index, load, markdown, read, records, store
 
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 M = "/flash/memory"
 BASE = {"B": "User lives in Shanghai by the river", "C": "User has a cat called Miso",
         "E": "User works as a nurse at night"}
@@ -119,3 +123,72 @@ def test_eio_at_every_file_operation():
 @timeout(600)
 def test_memory_error_at_every_file_operation():
     _matrix(MemoryError("injected"))
+
+
+# -- read errors -------------------------------------------------------------------------------
+
+
+def _open(clock):
+    return claw_memory.open("/flash", clock=clock)
+
+
+def _contents(mem):
+    return sorted(it["content"] for it in list(mem.store.list()))
+
+
+_SID = "chat:web:local:eio_01"
+
+
+def _eio_matrix(kind, write, every):
+    """A transient read error at every `every`th block read of an open, a list and a replay
+    (and, with `write`, a store and a persist): whatever fails, nothing that existed is lost."""
+    dev = mount(kind, "/flash", blocks=128)
+    clock = Clock()
+    mem = _open(clock)
+    mem.profile.write("user", "# User\n\n- Name: Ada\n")
+    for n in range(3):
+        mem.store.store("Fact number %d worth keeping" % n, "t%d" % n)
+    for n in range(2):
+        mem.sessions.persist(_SID, [(1, None, "question %d" % n)])
+        mem.sessions.persist(_SID, [(2, None, "answer %d" % n)], turn_completed=True)
+    mem.close()
+    facts = ["Fact number %d worth keeping" % n for n in range(3)]
+    turns = ["question 0", "answer 0", "question 1", "answer 1"]
+    image = dev.image()
+
+    def work():
+        m = _open(clock)
+        list(m.store.list())
+        m.sessions.messages(_SID)
+        if write:
+            m.store.store("A fact stored during the trouble", "later")
+            m.sessions.persist(_SID, [(1, None, "question 2")])
+
+    dev = dev.restore(image)
+    r0 = dev.reads
+    work()
+    reads = dev.reads - r0
+    errors = 0
+    for k in range(0, reads, every):
+        dev = dev.restore(image)
+        dev.fail_read(k)
+        try:
+            work()
+        except OSError:
+            errors += 1
+        dev.fail_read(-1)
+        m = _open(clock)
+        got = _contents(m)
+        ok(all(f in got for f in facts), "%s: a read error at read %d lost items: %r" % (kind, k, got))
+        eq(m.profile.read("user"), "# User\n\n- Name: Ada\n", "%s: profile kept (read %d)" % (kind, k))
+        eq([x["content"] for x in m.sessions.messages(_SID)][:4], turns, "%s: history kept (read %d)" % (kind, k))
+    dev.unmount()
+    return reads, errors
+
+
+@timeout(600)
+def test_a_read_error_never_makes_a_file_look_missing():
+    for kind, write, every in (("fat", True, 1), ("lfs2", False, 3)):
+        reads, errors = _eio_matrix(kind, write, every)
+        print("%s: %d reads, %d failed with OSError" % (kind, reads, errors))
+        ok(errors > 0, "the read errors surfaced")

@@ -1,11 +1,16 @@
 # Power cut at every program/erase operation of a store/update/forget/recall/compaction
 # workload: the store reopens, every acknowledged change is there, nothing twice, the
-# catalog and keyword index match the items.
+# catalog and keyword index match the items, and MEMORY.md lists exactly the active items.
 import cutmatrix
 import workloads
 from mptest import eq, ok, timeout
 
+import claw_memory
+
 HEAP = "8M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
+M = "/flash/memory"
+T0 = 1714000000
 
 
 def _matrix(config, every=1, torns=(False, True), workload=workloads.store_ops):
@@ -54,3 +59,36 @@ def test_evictions_every_cut():
             ok(res["cuts"] > 30, "the workload has many cut points")
             eq(res["failures"], [], "every cut recovered")
             eq(res["lost"], 0, "no acknowledged change lost")
+
+
+# -- MEMORY.md through power cuts --------------------------------------------------------------
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _md_ids():
+    ids = []
+    for line in _read(M + "/MEMORY.md").decode().split("\n"):
+        if line.startswith("- `"):
+            ids.append(line[3:line.index("`", 3)])
+    return sorted(ids)
+
+
+@timeout(900)
+def test_memory_md_matches_the_items_after_a_cut_at_every_operation():
+    w, c = workloads.store_ops()
+
+    def check(acked):
+        mem = claw_memory.open("/flash", clock=lambda: T0 + 5000)
+        items = list(mem.store.list())
+        mem.close()
+        eq(_md_ids(), sorted(i["id"] for i in items), "MEMORY.md lists exactly the active items")
+        return c(acked)
+
+    res = cutmatrix.run("lfs2-4096", w, check, kib=512)
+    print(cutmatrix.line(res))
+    ok(res["cuts"] > 100, "many cut points")
+    eq(res["failures"][:3], [], "every cut")

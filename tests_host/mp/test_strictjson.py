@@ -1,4 +1,4 @@
-# The strict JSON checker the gap tests read ESP-Claw's files with (tools/mplib/strictjson.py):
+# The strict JSON checker the gap tests read ESP-Claw's files with (tests_host/support/strictjson.py):
 # it accepts JSON and refuses what cJSON refuses but MicroPython's json.loads lets through.
 import json
 

@@ -6,6 +6,7 @@ import workloads
 from mptest import eq, ok, timeout
 
 HEAP = "16M"
+SLOW = True  # a matrix over every cut or fault: the slow tier
 
 
 def _run(config, torn, every):

@@ -1,4 +1,4 @@
-# Flash backed by a host file, for the virtual board (tools/virtual_board.py).
+# Flash backed by a host file, for the virtual board (tools/virtual_board/).
 # MIT license
 #
 # A block device with the extended interface littlefs needs (and the simple one FAT uses),

@@ -3,7 +3,7 @@ r"""A virtual ESP32 board: the MicroPython unix port behind a pseudo-terminal, f
 The device tests (`tests_device/`) run on a real board through `mpremote`. This module lets
 the same mpremote commands run in CI: it opens a pty pair, offers the slave side as the
 board's serial port, and bridges the master side to a child `micropython` (unix port) whose
-LittleFS lives in a host image file (`tools/mplib/fileflash.py`, 4096-byte blocks), mounted
+LittleFS lives in a host image file (`fileflash.py` beside this module, 4096-byte blocks), mounted
 at `/flash`. Every program/erase reaches the image file at once, so everything on `/flash`
 survives soft resets, hard resets, crashes and restarts of the bridge.
 
@@ -20,8 +20,8 @@ to the link for heavy traffic: mpremote recognises only `/dev/pts/*` as a pty an
 polls the port every 10 ms, which makes `fs cp` of many chunks 5-8 times slower
 (`mpremote connect $(readlink /tmp/ttyCLAW) ...`). Options: `--heap 2M` (micropython heap;
 default the unix port's), `--blocks 512` (size of a new image, x 4096 bytes),
-`--no-host-path` (keep the repo root and tools/mplib off the board's sys.path, to test
-what was deployed), `--micropython PATH`, `--trace FILE` (log all traffic).
+`--no-host-path` (keep the repo root and the CLI's MicroPython runtime off the board's
+sys.path, to test what was deployed), `--micropython PATH`, `--trace FILE` (log all traffic).
 
 Python::
 
@@ -33,14 +33,14 @@ Python::
     # closes the pty, removes the link; also done by the with-block)
 
 `python -m tools.virtual_board` needs no `tools/__init__.py`: run from the repo root,
-`tools` is a namespace package. One bridge per image (the image is flock()ed).
+`tools` is a namespace package (this package's `__main__.py` is the command line). One bridge per image (the image is flock()ed).
 
 What the board is (boot step, run by `micropython -i -c ...` at every start):
 
 * `/flash` is the image (created and formatted when missing or empty; a corrupt image is
   not reformatted: the board then stays down and `start()` raises with the error), the cwd
   is `/flash` (so mpremote's `:file` is `/flash/file`), and `sys.path` is
-  `['', '.frozen', '/flash/lib', <repo root>, <tools/mplib>]`, so `cp -r pkg :lib/` and
+  `['', '.frozen', '/flash/lib', <repo root>, <claw_memory_cli/runtime>, <this folder>]`, so `cp -r pkg :lib/` and
   `mip install` (target `/flash/lib`) install importable packages that win over the repo.
 * `/flash/boot.py` runs at every boot and `/flash/main.py` when booting into the friendly
   REPL, in the REPL's globals, as on a board (errors are printed; Ctrl-C interrupts them).
@@ -105,8 +105,11 @@ import time
 
 from claw_memory_cli import hosttools
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MPLIB = os.path.join(ROOT, "tools", "mplib")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# The board's own modules (fileflash) and, on the host path, the repository and the
+# MicroPython modules the CLI ships (scripted_llm, flashsim).
+RUNTIME = os.path.join(ROOT, "claw_memory_cli", "runtime")
 
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n"
@@ -353,7 +356,7 @@ class VirtualBoard:
             cmd += ["-X", "heapsize=" + str(self.heap)]
         cmd += ["-i", "-c", code]
         env = dict(os.environ)
-        env["MICROPYPATH"] = os.pathsep.join([".frozen", ROOT, MPLIB])
+        env["MICROPYPATH"] = os.pathsep.join([".frozen", ROOT, RUNTIME, HERE])
         try:
             self._proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave,
                                           cwd=ROOT, env=env, close_fds=True,
@@ -622,7 +625,7 @@ def main(argv=None):
     ap.add_argument("--heap", help="micropython heap size, e.g. 2M")
     ap.add_argument("--blocks", type=int, default=512, help="4096-byte blocks of a new image")
     ap.add_argument("--no-host-path", action="store_true",
-                    help="leave the repo root and tools/mplib off the board's sys.path")
+                    help="leave the repo root and the CLI's runtime modules off the board's sys.path")
     ap.add_argument("--trace", help="append a log of the traffic to this file")
     args = ap.parse_args(argv)
     trace = open(args.trace, "a") if args.trace else None
@@ -652,7 +655,3 @@ def main(argv=None):
     finally:
         board.stop()
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,7 +6,7 @@ MicroPython checkout.
 
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BOARD = os.path.join(ROOT, "boards", "CLAW_S3")
 PORT_DIR = "/<micropython>/ports/esp32"  # not on this machine: its manifest is only recorded
 

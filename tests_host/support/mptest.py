@@ -15,8 +15,13 @@ def heap(size):
 
 
 def timeout(seconds):
-    """Fail this test when it has not finished after `seconds`."""
+    """Fail this test when it has used `seconds` of CPU time without finishing."""
     return lambda f: f
+
+
+def slow(f):
+    """Put this test in the slow tier (pytest's `slow` marker: `-m "not slow"` skips it)."""
+    return f
 
 
 class Clock:

@@ -1,5 +1,8 @@
-# Tool and extraction behaviours the rest of the suite did not pin (issue 13). Each test fails
-# when its behaviour breaks; expectations are written out by hand. Public API only.
+# The tools at their edges: a duplicate store (not a manual write, no new label), memory_list's
+# 16 KiB bound and its closing tail, an update of the tags alone, the summary a write reports,
+# empty arguments, the error envelope's key order, a blank profile update, and an extraction
+# that replaces an item sharing only a keyword. Each test fails when its behaviour breaks;
+# expectations are written out by hand. Public API only.
 import json
 
 from flashsim import mount

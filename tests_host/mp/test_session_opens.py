@@ -1,0 +1,91 @@
+# Session history: stat and list (an unfinished turn, a pending first turn, records logged after
+# the index), and one data root written through several opens (the cache, close, the index ESP-
+# Claw replays). Each test fails when its behaviour breaks; expectations are written out by hand
+# or read from the files the way ESP-Claw reads them, never computed with the code under test.
+# Public API only.
+from flashsim import mount
+from mptest import eq
+from turns import (SID, esp_replay as _esp_replay, log as _log, tags as _tags, turn as _turn,
+                   user as _user)
+
+import claw_memory
+from claw_memory import fsutil, session
+
+HEAP = "8M"
+
+
+def _fresh(kind="lfs2", blocks=256, **kw):
+    dev = mount(kind, "/flash", blocks=blocks)
+    return dev, claw_memory.open("/flash", **kw)
+
+
+def test_stat_counts_the_records_of_the_unfinished_turn():
+    dev, mem = _fresh()
+    _turn(mem.sessions, 1)
+    mem.sessions.persist(SID, [(1, _user(2), None)])
+    st = mem.sessions.stat(SID)
+    eq((st["records"], st["pending"]), (5, 1), "4 logged + 1 pending")
+    dev.unmount()
+
+
+def test_list_shows_a_session_whose_first_turn_is_still_pending():
+    dev, mem = _fresh()
+    mem.sessions.persist(SID, [(1, _user(1), None)])
+    got = [(e["file"], e["records"], e["pending"]) for e in mem.sessions.list()]
+    eq(got, [(session.file_name(SID), 1, 1)], "listed")
+    dev.unmount()
+
+
+def test_sessions_that_left_the_cache_are_whole_after_close():
+    # More sessions than the cache holds, two turns each (the second waits in the index lag):
+    # after close() every index holds every record, as ESP-Claw reads it.
+    dev, mem = _fresh()
+    sids = ["many_%d" % k for k in range(7)]
+    for n in (1, 2):
+        for sid in sids:
+            _turn(mem.sessions, n, tools=False, sid=sid)
+    mem.close()
+    for sid in sids:
+        eq([r["content"] for r in _esp_replay(_log(sid))], ["user 1", "final 1", "user 2", "final 2"],
+           "index of %s" % sid)
+    dev.unmount()
+
+
+def test_a_cached_session_sees_turns_written_through_another_open():
+    dev, a = _fresh()
+    _turn(a.sessions, 1, tools=False)
+    eq(len(a.sessions.messages(SID)), 2, "cached in a")
+    b = claw_memory.open("/flash")
+    eq(len(b.sessions.messages(SID)), 2, "b reads a's turn")
+    _turn(b.sessions, 2, tools=False)
+    eq(_tags(a.sessions.messages(SID)), [("user", "1"), ("final", "1"), ("user", "2"), ("final", "2")],
+       "a sees b's turn")
+    _turn(a.sessions, 3, tools=False)
+    eq(len(b.sessions.messages(SID)), 6, "b sees a's next turn")
+    dev.unmount()
+
+
+def test_two_opens_writing_one_session_leave_an_index_esp_claw_replays_once():
+    dev, a = _fresh()
+    b = claw_memory.open("/flash")
+    _turn(a.sessions, 1, tools=False)
+    eq(len(b.sessions.messages(SID)), 2, "b opens the session after a's first turn")
+    _turn(b.sessions, 2, tools=False)
+    _turn(a.sessions, 3, tools=False)
+    _turn(b.sessions, 4, tools=False)
+    a.close()
+    b.close()
+    want = ["user 1", "final 1", "user 2", "final 2", "user 3", "final 3", "user 4", "final 4"]
+    eq([r["content"] for r in _esp_replay(_log())], want, "ESP-Claw's replay")
+    eq([m["content"] for m in claw_memory.open("/flash").sessions.messages(SID)], want, "ours")
+    dev.unmount()
+
+
+def test_list_counts_records_logged_after_the_index_through_another_open():
+    dev, a = _fresh()
+    _turn(a.sessions, 1, tools=False)  # the first turn creates the .idx
+    _turn(a.sessions, 2, tools=False)  # its entries wait in RAM (index_every 4)
+    b = claw_memory.open("/flash")
+    eq([(e["records"], e["bytes"]) for e in b.sessions.list()], [(4, fsutil.size(_log()))],
+       "every logged record counted")
+    dev.unmount()
