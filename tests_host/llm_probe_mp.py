@@ -16,7 +16,8 @@ import sys
 
 from streamed_history import LyingHistory, StreamedHistory
 
-from claw_memory import certs, llm, transport
+from claw_memory import llm
+from claw_memory.llm import certs, transport
 
 LOG = []
 SID = "chat:web:local:default_01"

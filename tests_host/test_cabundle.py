@@ -15,7 +15,7 @@ sys.path.insert(0, HERE)
 import tlscerts  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 
-from claw_memory import certs as mcerts  # noqa: E402
+from claw_memory.llm import certs as mcerts  # noqa: E402
 from claw_memory_cli import board, cabundle, main  # noqa: E402
 from claw_memory_cli.ui import CliError  # noqa: E402
 

@@ -249,7 +249,7 @@ def test_deploy_installs_a_ca_bundle_the_clients_find(board, capsys):
     rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--ca-only", "--ca-common")
     assert rc == 0, err
     assert "installed certs/ca.pem" in out and "8 root(s)" in out
-    code = ("from claw_memory import certs\n"
+    code = ("from claw_memory.llm import certs\n"
             "p = certs._default_ca('openai')\n"
             "print('CA', p, sum(1 for _ in certs.ders(p)), certs.tls_context('https://x', p) is not None)\n")
     r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "resume", "exec", code],

@@ -19,7 +19,8 @@ import tlscerts  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 from streamed_history import LyingHistory, StreamedHistory  # noqa: E402
 
-from claw_memory import llm, transport  # noqa: E402
+from claw_memory import llm  # noqa: E402
+from claw_memory.llm import transport  # noqa: E402
 from claw_memory.core import Tool  # noqa: E402
 
 BACKENDS = ("openai", "anthropic", "openai_responses")

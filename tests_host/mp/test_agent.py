@@ -11,7 +11,7 @@ import claw_memory
 from claw_memory import fsutil
 from claw_memory.agent import STAGE_PREFIX, Agent
 from claw_memory.core import Request
-from claw_memory.llm import LLMError
+from claw_memory.core import LLMError
 from claw_memory.providers import LONG_TERM_PREAMBLE
 from claw_memory.session import BLOCK_TEXT
 

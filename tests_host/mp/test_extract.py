@@ -11,7 +11,7 @@ import claw_memory
 from claw_memory import extract
 from claw_memory.agent import Agent
 from claw_memory.core import Request
-from claw_memory.llm import LLMError
+from claw_memory.core import LLMError
 
 HEAP = "8M"
 SID = "chat:web:local:default_01"
