@@ -1012,3 +1012,80 @@ def test_no_fd_leaked_on_cpython(certs):
         kinds.append(fails(client(evil, "openai", ca=certs.ca)).kind)
     assert kinds == ["timeout", "network", "http", "malformed", "ok", "tls"]
     assert _fds() == before
+
+
+# -- core's builders give what the real client gives -----------------------------------------
+
+# (text, tool calls as (id, name, arguments)) of answers a model may give
+BUILT = [
+    ("Noted.", []),
+    ("Gr\u00fc\u00dfe \U0001f99e \"quoted\"", []),
+    ("", [("call_a", "memory_store", '{"content":"likes jasmine tea","tags":"preference"}')]),
+    ("Let me look.", [("call_b", "profile_read", '{"name":"user"}'), ("call_c", "memory_list", "{}")]),
+]
+
+
+def _built(backend, text, calls):
+    from claw_memory.core import Reply, ToolCall
+
+    if calls:
+        return Reply.calls(backend, [ToolCall(*c) for c in calls], text)
+    return Reply.answer(backend, text)
+
+
+def _server_fields(raw):
+    # What a real Responses server adds to the output items it returns (ids, status,
+    # annotations) and an offline stand-in has no reason to invent.
+    raw = json.loads(raw)
+    for item in (raw.get("_claw_provider_state") or {}).get("output", ()):
+        item.pop("id", None)
+        item.pop("status", None)
+        for part in item.get("content") or ():
+            part.pop("annotations", None)
+    return raw
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_core_builders_give_the_reply_the_client_gives(srv, backend):
+    """Reply.answer / Reply.calls (an offline stand-in) build the Reply the backend's client
+    returns for the same answer from the server: text, calls, stop and the persisted raw
+    record (byte for byte, but for the ids and status a Responses server adds to its output)."""
+    for text, calls in BUILT:
+        srv.reply(text, tool_calls=[{"id": i, "name": n, "arguments": a} for i, n, a in calls])
+        got = chat(client(srv, backend), tools=TOOLS)
+        want = _built(backend, text, calls)
+        assert (got.text, got.stop) == (want.text, want.stop), (backend, text)
+        assert [(c.id, c.name, c.arguments) for c in got.tool_calls] == [
+            (c.id, c.name, c.arguments) for c in want.tool_calls] == [
+            (i, n, a) for i, n, a in calls], (backend, text)
+        if backend == "openai_responses" and calls:
+            assert _server_fields(got.raw) == _server_fields(want.raw)
+        else:
+            assert got.raw == want.raw, (backend, text)
+
+
+def test_core_builders_fill_in_ids_and_refuse_what_no_client_returns():
+    from claw_memory.core import LLMError, Reply, ToolCall
+
+    for backend in BACKENDS:
+        r = Reply.calls(backend, [("memory_store", {"content": "tea"}), ("memory_list", None)])
+        ids = [c.id for c in r.tool_calls]
+        assert len(set(ids)) == 2 and all(i.startswith("call_") for i in ids)
+        assert [c.arguments for c in r.tool_calls] == ['{"content":"tea"}', "{}"]
+        assert Reply.calls(backend, [("memory_list", None)]).tool_calls[0].id not in ids, "fresh"
+        assert r.text == "" and r.stop in ("tool_calls", "tool_use", "completed")
+        with pytest.raises(ValueError, match="no tool call"):
+            Reply.calls(backend, [])
+    # Anthropic's tool_use input is an object: the client re-encodes it
+    r = Reply.calls("anthropic", [ToolCall("t1", "memory_store", '{"content": "tea"}')])
+    assert r.tool_calls[0].arguments == '{"content":"tea"}'
+    assert json.loads(r.raw)["content"] == [
+        {"type": "tool_use", "id": "t1", "name": "memory_store", "input": {"content": "tea"}}]
+    with pytest.raises(ValueError, match="not a JSON object"):
+        Reply.calls("anthropic", [("memory_store", "[1]")])
+    # ESP-Claw's backend names are accepted; others are not
+    assert Reply.answer("openai_compatible", "x").raw == Reply.answer("openai", "x").raw
+    with pytest.raises(ValueError, match="unknown LLM backend"):
+        Reply.answer("gemini", "x")
+    # the contract's types are the ones claw_memory.llm re-exports
+    assert (llm.Reply, llm.ToolCall, llm.LLMError) == (Reply, ToolCall, LLMError)
