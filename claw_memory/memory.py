@@ -11,7 +11,7 @@ from .hooks import MemoryHooks
 from .paths import Layout
 from .profile import Profile
 from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
-from .tools import ProfileTools, SessionTool
+from .chat_tools import ProfileTools, SessionTool
 
 FULL = "full"
 LITE = "lite"

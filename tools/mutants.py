@@ -569,17 +569,17 @@ MUTANTS = [
      "        if self._tab.active > self.max_active:\n            self._compact()",
      "close() leaves forgotten text in the records"),
 
-    # -- tools ------------------------------------------------------------------------------
-    ("tools", "    code = \"ESP_ERR_NOT_FOUND\" if isinstance(e, NotFound) else (\n        \"ESP_ERR_INVALID_ARG\" if isinstance(e, ValueError) else",
+    # -- chat_tools -------------------------------------------------------------------------
+    ("chat_tools", "    code = \"ESP_ERR_NOT_FOUND\" if isinstance(e, NotFound) else (\n        \"ESP_ERR_INVALID_ARG\" if isinstance(e, ValueError) else",
      "    code = \"ESP_ERR_INVALID_ARG\" if isinstance(e, ValueError) else (\n        \"ESP_ERR_NOT_FOUND\" if isinstance(e, NotFound) else",
      "NotFound (a ValueError) is reported as an invalid argument"),
-    ("tools", "    if raw is None or raw == \"\":\n        return {}", "    if raw is None:\n        return {}",
+    ("chat_tools", "    if raw is None or raw == \"\":\n        return {}", "    if raw is None:\n        return {}",
      "empty arguments are invalid JSON"),
-    ("tools", "        if not isinstance(content, str) or not content.strip():", "        if not isinstance(content, str) or not content:",
+    ("chat_tools", "        if not isinstance(content, str) or not content.strip():", "        if not isinstance(content, str) or not content:",
      "profile_update accepts whitespace only (wipes the profile)"),
-    ("tools", "            \"true\" if changed else \"false\", dumps(name))", "            \"true\", dumps(name))",
+    ("chat_tools", "            \"true\" if changed else \"false\", dumps(name))", "            \"true\", dumps(name))",
      "profile_update always reports changed"),
-    ("tools", "    for k in (\"message\", \"invalid_label\", \"available_summary_labels\", \"code\"):",
+    ("chat_tools", "    for k in (\"message\", \"invalid_label\", \"available_summary_labels\", \"code\"):",
      "    for k in (\"code\", \"message\", \"invalid_label\", \"available_summary_labels\"):",
      "error envelope keys out of ESP-Claw's order"),
 

@@ -61,7 +61,7 @@ TESTS = {
              _MP + "test_store_gaps.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_extract.py",
              _MP + "test_tools_gaps.py"],
-    "tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_corpus.py"],
+    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_corpus.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_gaps.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_gaps.py"],
@@ -73,7 +73,7 @@ TESTS = {
 
 # Score groups of the bar (storage >= 90 %, tools >= 80 %).
 GROUPS = (("storage", ("session/", "store/", "fsutil", "item", "text")),
-          ("tools", ("tools", "memory_tools", "extract")))
+          ("tools", ("chat_tools", "memory_tools", "extract")))
 
 _LIVE = set()  # running pytest processes, killed when the tool is interrupted
 _SKIP = ("__pycache__", ".git", ".venv", ".pytest_cache", ".ruff_cache", "*.egg-info", "*.pyc")
