@@ -69,8 +69,10 @@ class Memory:
     def _refresh_md(self):
         # LITE on a root a FULL run left without close(): render MEMORY.md from the store.
         if memory_md.stale(self.layout.memory):
-            from .store import Store
-
+            try:
+                from .store import Store
+            except ImportError:  # the LITE piece alone (no store installed): as it is
+                return
             Store(self.layout.memory, log=self.log).open()
 
     def providers(self):

@@ -7,6 +7,7 @@ package(
     files=(
         "__init__.py",
         "_compat.py",
+        "chat_tools.py",
         "chats.py",
         "core.py",
         "fsutil.py",
@@ -20,7 +21,6 @@ package(
         "providers.py",
         "skills.py",
         "text.py",
-        "tools.py",
         "wire.py",
         "session/__init__.py",
         "session/compact.py",
