@@ -48,6 +48,7 @@ _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_
            _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_gaps.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
+_LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", "tests_host/test_llm_mp.py", _MP + "test_agent.py"]
 TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
@@ -68,6 +69,11 @@ TESTS = {
     "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
     "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
+    # the LLM clients: the MicroPython tests with micropython-lib's aiohttp run when CLAW_MPLIB
+    # is set (they are skipped otherwise)
+    "llm/": _LLM,
+    "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
+    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 
