@@ -8,11 +8,9 @@ package(
     "claw_memory",
     files=(
         "llm/__init__.py",
-        "llm/anthropic.py",
         "llm/base.py",
         "llm/certs.py",
-        "llm/openai.py",
-        "llm/responses.py",
+        "llm/clients.py",
         "llm/transport.py",
     ),
     base_path="..",

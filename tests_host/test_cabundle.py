@@ -47,6 +47,16 @@ def test_common_roots_come_from_certifi_and_load(tmp_path):
     assert len(cabundle.roots()) > 100 and cabundle.certifi_path() == certifi.where()
 
 
+def test_the_boards_reader_skips_what_is_not_a_certificate(tmp_path):
+    # comments, a stray END line without its BEGIN, blank lines: only the certificates count
+    text = cabundle.bundle(["ISRG Root X1", "ISRG Root X2"])
+    messy = "# a hand-edited bundle\n-----END CERTIFICATE-----\n\n" + text + "\n-----END CERTIFICATE-----\n"
+    p = tmp_path / "messy.pem"
+    p.write_text(messy)
+    assert list(mcerts.ders(str(p))) == _ders(text)
+    assert list(mcerts.ders(messy.encode())) == _ders(text)
+
+
 def _store(tmp_path, certs):
     """certifi's roots plus the test CA."""
     store = tmp_path / "store.pem"

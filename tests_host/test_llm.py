@@ -613,6 +613,38 @@ def test_http_error_with_string_error_or_html(srv, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_an_answer_outside_2xx_is_an_http_error_with_the_api_message(srv, backend):
+    # 3xx is not a success either (no redirect to follow here: no Location header)
+    srv.error(300, "multiple choices")
+    e = fails(client(srv, backend))
+    assert (e.kind, e.status) == ("http", 300), e
+    # an error body with only a top-level "message" is quoted as that message
+    srv.error(429, body=json.dumps({"message": "quota exceeded"}))
+    e = fails(client(srv, backend))
+    assert str(e) == "%s: HTTP 429: quota exceeded" % backend
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, backend):
+    srv.reply("ok")
+    own = "x-api-key" if backend == "anthropic" else "authorization"
+    chat(client(srv, backend, headers={own.upper(): "Bearer mine"}))
+    sent = [v for k, v in srv.last().header_items if k.lower() == own]
+    assert sent == ["Bearer mine"], srv.last().header_items  # once, the caller's
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_answer_over_max_answer_is_malformed(srv, backend):
+    c = client(srv, backend)
+    c.max_answer = 4000
+    srv.reply("x" * 4500)
+    e = fails(c)
+    assert e.kind == "malformed" and "answer over 4000 bytes" in str(e), e
+    srv.reply("x" * 3000)
+    assert chat(c).text == "x" * 3000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_slow_answer_times_out(srv, backend):
     srv.delay(5)
     t = time.monotonic()
@@ -646,6 +678,10 @@ OPENAI_BAD = [
         "tool call 0 has no function name",
     ),
     ({"choices": [{"message": {"tool_calls": ["x"]}}]}, "tool call 0 has no function name"),
+    ({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}}]},
+     "tool call 0 has no function name"),
+    ({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": ""}}]}}]},
+     "tool call 0 has no function name"),
     ({"choices": "abc"}, "no choices"),
 ]
 

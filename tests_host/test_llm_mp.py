@@ -175,6 +175,20 @@ def test_core_builders_give_the_reply_the_client_gives(srv, tmp_path):
             assert json.loads(got["raw"]) == json.loads(want["raw"]), backend
 
 
+def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, tmp_path):
+    # micropython-lib's aiohttp writes every key of the headers dict: one spelling only
+    steps = []
+    for backend in BACKENDS:
+        own = "X-API-KEY" if backend == "anthropic" else "AUTHORIZATION"
+        srv.reply("ok")
+        steps.append(step(srv, backend, headers={own: "Bearer mine"}))
+    results, end = probe(tmp_path, steps)
+    assert all(r["ok"] for r in results), results
+    for backend, req in zip(BACKENDS, srv.requests):
+        own = "x-api-key" if backend == "anthropic" else "authorization"
+        assert [v for k, v in req.header_items if k.lower() == own] == ["Bearer mine"], req.header_items
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_big_answer_of_100_kb(srv, tmp_path, backend):
     text = ("0123456789abcdeé" * 6400)[:100000]

@@ -696,32 +696,32 @@ MUTANTS = [
     ("llm/base", "            if not msg and isinstance(obj.get(\"message\"), str):",
      "            if False:", "an error body's top-level message is not quoted"),
 
-    # -- llm/openai ----------------------------------------------------------------------
-    ("llm/openai", "        stop = choice.get(\"finish_reason\")", "        stop = \"stop\"",
+    # -- llm/clients: OpenAI ------------------------------------------------------------
+    ("llm/clients", "        stop = choice.get(\"finish_reason\")", "        stop = \"stop\"",
      "finish_reason is ignored: a cut answer looks complete"),
-    ("llm/openai", "    msgs = ([{\"role\": \"system\", \"content\": system}] if system else []) + _wire(messages, OPENAI)",
+    ("llm/clients", "    msgs = ([{\"role\": \"system\", \"content\": system}] if system else []) + _wire(messages, OPENAI)",
      "    msgs = _wire(messages, OPENAI)", "the system prompt is not sent"),
-    ("llm/openai", "            if not isinstance(fn, dict) or not isinstance(fn.get(\"name\"), str) or not fn[\"name\"]:",
+    ("llm/clients", "            if not isinstance(fn, dict) or not isinstance(fn.get(\"name\"), str) or not fn[\"name\"]:",
      "            if not isinstance(fn, dict):", "a tool call without a function name is accepted"),
 
-    # -- llm/anthropic -------------------------------------------------------------------
-    ("llm/anthropic", "            headers[\"x-api-key\"] = self.api_key",
+    # -- llm/clients: Anthropic ---------------------------------------------------------
+    ("llm/clients", "            headers[\"x-api-key\"] = self.api_key",
      "            headers[\"authorization\"] = self.api_key", "the API key goes in the wrong header"),
-    ("llm/anthropic", "            raw = dumps({\"role\": \"assistant\", \"content\": content})",
+    ("llm/clients", "            raw = dumps({\"role\": \"assistant\", \"content\": content})",
      "            raw = dumps({\"role\": \"assistant\", \"content\": [b for b in content if b.get(\"type\") != \"thinking\"]})",
      "the thinking blocks of a tool-using turn are not kept for its replay"),
-    ("llm/anthropic", "        head[\"system\"] = system\n", "        pass\n", "the system prompt is not sent"),
+    ("llm/clients", "        head[\"system\"] = system\n", "        pass\n", "the system prompt is not sent"),
 
-    # -- llm/responses -------------------------------------------------------------------
-    ("llm/responses", "\"max_output_tokens\": max_tokens, \"store\": False}",
+    # -- llm/clients: Responses ---------------------------------------------------------
+    ("llm/clients", "\"max_output_tokens\": max_tokens, \"store\": False}",
      "\"max_output_tokens\": max_tokens, \"store\": True}", "the Responses API stores the conversation"),
-    ("llm/responses", "        head[\"include\"] = [\"reasoning.encrypted_content\"]\n", "",
+    ("llm/clients", "        head[\"include\"] = [\"reasoning.encrypted_content\"]\n", "",
      "reasoning is not asked back encrypted, so it cannot be replayed"),
-    ("llm/responses", "    if status == \"incomplete\" and not text and not calls:", "    if False:",
+    ("llm/clients", "    if status == \"incomplete\" and not text and not calls:", "    if False:",
      "an incomplete answer with nothing in it is an empty success"),
-    ("llm/responses", "    stop = reason if status == \"incomplete\" and reason else status", "    stop = status",
+    ("llm/clients", "    stop = reason if status == \"incomplete\" and reason else status", "    stop = status",
      "an answer cut by max_output_tokens says only 'incomplete'"),
-    ("llm/responses", "{\"output_text\": \"text\", \"refusal\": \"refusal\"}", "{\"output_text\": \"text\"}",
+    ("llm/clients", "{\"output_text\": \"text\", \"refusal\": \"refusal\"}", "{\"output_text\": \"text\"}",
      "a refusal's text is dropped"),
 
     # -- llm/transport -------------------------------------------------------------------

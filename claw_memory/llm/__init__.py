@@ -8,9 +8,8 @@
 from ..core import LLMError, Reply, ToolCall  # noqa: F401 -- re-exported
 from ..wire import ANTHROPIC, OPENAI, RESPONSES
 from . import transport
-from .anthropic import Anthropic, _anthropic_body
-from .openai import OpenAI, _openai_body
-from .responses import OpenAIResponses, _responses_body
+from .clients import (Anthropic, OpenAI, OpenAIResponses, _anthropic_body, _openai_body,
+                      _responses_body)
 
 
 def request_body(backend, system, messages, tools=None, model="model", max_tokens=1024):

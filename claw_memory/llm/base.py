@@ -6,7 +6,7 @@
 # elements: see transport.Body) into its wire shape, POSTs it through transport.py (verified
 # TLS, streamed body, no leaked socket) and turns the answer into a Reply whose `raw` is the
 # record the session layer persists (built by core's answer_raw / calls_raw, as an offline
-# stand-in's). Each backend's module has its client, its request body and its answer parser.
+# stand-in's). clients.py has each client with its request body and its answer parser.
 
 import json
 

@@ -168,7 +168,7 @@ def test_body_element_that_lies_about_its_length():
 
 
 def test_responses_records_in_the_session_history():
-    reply = llm.responses._from_responses({"status": "completed", "output": [
+    reply = llm.clients._from_responses({"status": "completed", "output": [
         {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
         {"type": "message", "role": "assistant",
          "content": [{"type": "output_text", "text": "Storing."}]},
@@ -176,7 +176,7 @@ def test_responses_records_in_the_session_history():
          "arguments": '{"content":"tea"}'}]})
     raw = json.loads(reply.raw)
     eq(classify(raw), (TOOL_CALL, 3), "Responses tool call")
-    final = llm.responses._from_responses({"status": "completed", "output": [
+    final = llm.clients._from_responses({"status": "completed", "output": [
         {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}]})
     eq(classify(json.loads(final.raw)), (FINAL, 0), "a Responses final answer is plain text")
     mount("lfs2", "/flash", blocks=64)
