@@ -191,11 +191,13 @@ class Reply:
         f = _format(backend)
         out = []
         for c in calls:
-            if not isinstance(c, ToolCall):
-                c = ToolCall(new_call_id(), c[0], args_text(c[1]))
+            if isinstance(c, ToolCall):
+                cid, name, args = c.id, c.name, args_text(c.arguments)
+            else:
+                cid, name, args = new_call_id(), c[0], args_text(c[1])
             if f == 2:  # the Anthropic client reads `input` objects and re-encodes them
-                c = ToolCall(c.id, c.name, dumps(_args_object(c.arguments)))
-            out.append(c)
+                args = dumps(_args_object(args))
+            out.append(ToolCall(cid, name, args))
         if not out:
             raise ValueError("Reply.calls: no tool call")
         return cls(text, out, calls_raw(backend, text, out), _STOPS[f][1])
@@ -238,7 +240,7 @@ def new_call_id(n=None):
 
 def answer_raw(backend, text):
     """The record of a final answer, as the client of `backend` stores it."""
-    if _format(backend) == 3:
+    if _format(backend) == 3:  # as the Responses client has always stored it
         return dumps({"role": "assistant", "content": text})
     # ESP-Claw's key order: the session layer streams such a record as it is stored
     return '{"role":"assistant","content":%s}' % dumps(text)

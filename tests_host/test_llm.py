@@ -1112,6 +1112,11 @@ def test_core_builders_fill_in_ids_and_refuse_what_no_client_returns():
         assert r.text == "" and r.stop in ("tool_calls", "tool_use", "completed")
         with pytest.raises(ValueError, match="no tool call"):
             Reply.calls(backend, [])
+    # arguments given as an object become JSON text, as every client gives them
+    for backend in BACKENDS:
+        r = Reply.calls(backend, [ToolCall("t0", "memory_list", {"limit": 3})])
+        assert [(c.id, c.arguments) for c in r.tool_calls] == [("t0", '{"limit":3}')]
+        assert r.raw == _built(backend, "", [("t0", "memory_list", '{"limit":3}')]).raw
     # Anthropic's tool_use input is an object: the client re-encodes it
     r = Reply.calls("anthropic", [ToolCall("t1", "memory_store", '{"content": "tea"}')])
     assert r.tool_calls[0].arguments == '{"content":"tea"}'
