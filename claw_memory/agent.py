@@ -5,8 +5,8 @@
 # `backend` and `async chat(system, messages, tools) -> reply` (reply: .text, .tool_calls
 # [.id .name .arguments], .raw), so it runs with any memory that offers those, and the memory
 # runs without it. A history provider may give streamed elements (objects with
-# `json_chunks`, see transport.Body); an LLM that says `streams_history = True` gets them as
-# they are, any other gets their `messages()` dicts.
+# `json_chunks`, see llm/transport.py's Body); an LLM that says `streams_history = True` gets
+# them as they are, any other gets their `messages()` dicts. It needs no aiohttp.
 
 import json
 

@@ -11,7 +11,7 @@ from .hooks import MemoryHooks
 from .paths import Layout
 from .profile import Profile
 from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
-from .tools import ProfileTools, SessionTool
+from .chat_tools import ProfileTools, SessionTool
 
 FULL = "full"
 LITE = "lite"
@@ -31,6 +31,13 @@ class Memory:
                  stage_note_wait=20, clock=unix_time, log=None, create=True):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
+        if mode == FULL:  # before anything is created
+            try:
+                from .store import Store
+            except ImportError as e:  # a board with the LITE piece only
+                raise ImportError("mode='full' needs the long-term store (claw_memory/store/, in "
+                                  "package-full.json), which is not installed (%s): open the "
+                                  "memory with mode='lite', or install it" % e)
         self.mode = mode
         self.log = log
         lay = Layout(root)
@@ -47,8 +54,6 @@ class Memory:
         self.store = None
         self.extraction = None
         if mode == FULL:
-            from .store import Store
-
             self.store = Store(self.layout.memory, clock=clock, log=log)
             xllm = extraction_llm or llm
             if extract and xllm:
@@ -69,8 +74,10 @@ class Memory:
     def _refresh_md(self):
         # LITE on a root a FULL run left without close(): render MEMORY.md from the store.
         if memory_md.stale(self.layout.memory):
-            from .store import Store
-
+            try:
+                from .store import Store
+            except ImportError:  # the LITE piece alone (no store installed): as it is
+                return
             Store(self.layout.memory, log=self.log).open()
 
     def providers(self):

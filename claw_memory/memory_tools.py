@@ -7,7 +7,7 @@
 from . import item as itm
 from ._compat import const, dumps
 from .core import MissingContent, Tool
-from .tools import args, err, failed, required
+from .chat_tools import args, err, failed, required
 
 _LIST_MAX = const(16384)  # bytes of items in a memory_list result
 

@@ -16,20 +16,13 @@
 import json
 
 from ._compat import const, dumps
+from .core import args_text  # noqa: F401 -- also public here: the tool-call arguments' text
 from .messages import text_of
 
 STATE = const("_claw_provider_state")  # ESP-Claw's key for the Responses output of a tool call
 OPENAI = const("openai")
 ANTHROPIC = const("anthropic")
 RESPONSES = const("openai_responses")
-
-
-def args_text(args):
-    if args is None:
-        return "{}"
-    if isinstance(args, str):
-        return args
-    return dumps(args)
 
 
 def _args_obj(args):

@@ -98,6 +98,58 @@ def _check(b, expected, version, where):
     return got_version, got_file
 
 
+# Every module file of the board's import path (its packages searched to the bottom), and the
+# claw_memory it imports: (files, (version, file)).
+_SURVEY = """
+import os, sys
+def _scan(d, out, deep):
+    try:
+        entries = list(os.ilistdir(d))
+    except OSError:
+        return
+    for e in entries:
+        p = d + "/" + e[0]
+        if e[1] & 0x4000:
+            try:
+                inner = [x[0] for x in os.ilistdir(p)]
+            except OSError:
+                continue
+            if deep or "__init__.py" in inner or "__init__.mpy" in inner:
+                _scan(p, out, True)
+        elif e[0].endswith((".py", ".mpy")):
+            out.append(p)
+files = []
+for d in sys.path:
+    if d == ".frozen" or d.startswith("/rom"):
+        continue
+    _scan(d or os.getcwd(), files, False)
+try:
+    import claw_memory
+    got = (claw_memory.__version__, claw_memory.__file__)
+except Exception as e:
+    got = (None, repr(e))
+print(repr((files, got)))
+"""
+
+
+def shadowed(files):
+    """[(X.py, X.mpy)] of the module files that are both in one folder: MicroPython imports
+    the .py and never the .mpy (a mip install over a deploy leaves such pairs)."""
+    have = set(files)
+    return sorted((f, f[:-3] + ".mpy") for f in have if f.endswith(".py") and f[:-3] + ".mpy" in have)
+
+
+def survey(port):
+    """{"pairs": [(X.py, X.mpy)], "version": version or None, "file": where claw_memory is
+    imported from, or the import error} of the board at `port`."""
+    import ast
+
+    with board.Board(port) as b:
+        out = b.exec(_SURVEY, timeout=60).strip().splitlines()
+    files, (version, where) = ast.literal_eval(out[-1])
+    return {"pairs": shadowed(files), "version": version, "file": where}
+
+
 def _mip_installed(out):
     """Files of the package that `mpremote mip install` reported, relative to it."""
     got = []

@@ -15,25 +15,13 @@ import sys
 
 import claw_memory
 from claw_memory.agent import Agent
-from claw_memory.core import Request
-from claw_memory.llm import Reply, ToolCall
+from claw_memory.core import Reply, Request
 
 API_KEY = ""  # e.g. "sk-...": then OpenAI below is used (the board needs Wi-Fi and aiohttp)
 BASE_URL = "https://api.openai.com/v1"
 MODEL = "gpt-4o-mini"
 CHANNEL, CHAT = "uart", "console"
 SYSTEM = "You are Pip, a helpful assistant on a small board. Answer briefly."
-
-
-def _reply(text):
-    return Reply(text, [], json.dumps({"role": "assistant", "content": text}), "stop")
-
-
-def _call(name, args):
-    args = json.dumps(args)
-    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": args}}
-    raw = json.dumps({"role": "assistant", "content": None, "tool_calls": [call]})
-    return Reply("", [ToolCall("c1", name, args)], raw, "tool_calls")
 
 
 class OfflineLLM:
@@ -44,21 +32,21 @@ class OfflineLLM:
     async def chat(self, system, messages, tools=None):
         last = messages[-1]
         if not tools:  # background extraction asks without tools: nothing to extract
-            return _reply('{"intent":"none","memories":[]}')
+            return Reply.answer(self.backend, '{"intent":"none","memories":[]}')
         if last["role"] == "tool":
             result = json.loads(last["content"])
             if "items" in result:
                 facts = [i["content"] for i in result["items"]]
-                return _reply("I know: " + "; ".join(facts) if facts else "Nothing yet.")
-            return _reply("Noted.")
+                return Reply.answer(self.backend, "I know: " + "; ".join(facts) if facts else "Nothing yet.")
+            return Reply.answer(self.backend, "Noted.")
         text = last["content"]
         low = text.lower()
         if low.startswith("remember"):
             fact = text[8:].strip(" :,") or text
-            return _call("memory_store", {"content": fact, "tags": "note"})
+            return Reply.calls(self.backend, [("memory_store", {"content": fact, "tags": "note"})])
         if "what do you know" in low:
-            return _call("memory_list", {})
-        return _reply("You said: " + text)
+            return Reply.calls(self.backend, [("memory_list", {})])
+        return Reply.answer(self.backend, "You said: " + text)
 
 
 def make_llm():

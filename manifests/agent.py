@@ -1,6 +1,6 @@
-# The reference agent loop and the LLM clients; the only piece that needs aiohttp. Add it to
-# lite.py or full.py (or use the umbrella manifest.py, which has all three).
+# The reference agent loop (claw_core's order), on LITE: it needs no aiohttp. Add full.py for
+# the long-term store and llm.py for the LLM clients (the umbrella manifest.py has all).
 # No metadata(): a plain include() shares the including manifest's (manifestfile.py
 # allows one per level); the umbrella manifest.py has it.
-require("aiohttp")
-package("claw_memory", files=("agent.py", "certs.py", "llm.py", "transport.py"), base_path="..")
+include("lite.py")
+package("claw_memory", files=("agent.py",), base_path="..")

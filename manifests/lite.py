@@ -7,6 +7,7 @@ package(
     files=(
         "__init__.py",
         "_compat.py",
+        "chat_tools.py",
         "chats.py",
         "core.py",
         "fsutil.py",
@@ -19,8 +20,8 @@ package(
         "profile.py",
         "providers.py",
         "skills.py",
+        "terms.py",
         "text.py",
-        "tools.py",
         "wire.py",
         "session/__init__.py",
         "session/compact.py",

@@ -141,7 +141,7 @@ def test_board_manifest_includes_port_manifest_then_repo_manifest():
     assert second.startswith("$(BOARD_DIR)")
     resolved = os.path.normpath(second.replace("$(BOARD_DIR)", BOARD))
     assert resolved == os.path.join(ROOT, "manifest.py")
-    pieces = [os.path.join(ROOT, "manifests", p) for p in ("full.py", "lite.py", "agent.py")]
+    pieces = [os.path.join(ROOT, "manifests", p) for p in ("full.py", "lite.py", "agent.py", "llm.py")]
     assert run.ran == [os.path.join(BOARD, "manifest.py"), os.path.join(ROOT, "manifest.py")] + pieces
 
 

@@ -10,7 +10,7 @@ import pytest
 import tlscerts
 from llm_server import LLMServer
 
-from claw_memory import certs as mcerts
+from claw_memory.llm import certs as mcerts
 from claw_memory_cli import board, cabundle, main
 from claw_memory_cli.ui import CliError
 
@@ -40,6 +40,16 @@ def test_common_roots_come_from_certifi_and_load(tmp_path):
     with pytest.raises(CliError, match="not in the CA store: Nope Root"):
         cabundle.bundle(["ISRG Root X1", "Nope Root"])
     assert len(cabundle.roots()) > 100 and cabundle.certifi_path() == certifi.where()
+
+
+def test_the_boards_reader_skips_what_is_not_a_certificate(tmp_path):
+    # comments, a stray END line without its BEGIN, blank lines: only the certificates count
+    text = cabundle.bundle(["ISRG Root X1", "ISRG Root X2"])
+    messy = "# a hand-edited bundle\n-----END CERTIFICATE-----\n\n" + text + "\n-----END CERTIFICATE-----\n"
+    p = tmp_path / "messy.pem"
+    p.write_text(messy)
+    assert list(mcerts.ders(str(p))) == _ders(text)
+    assert list(mcerts.ders(messy.encode())) == _ders(text)
 
 
 def _store(tmp_path, certs):

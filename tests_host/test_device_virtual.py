@@ -181,6 +181,9 @@ def test_a_board_without_the_library(tmp_path, capsys):
         assert "claw-memory deploy -p %s" % bare.port in err
         rc, out, err = _cli(capsys, "init", "-p", bare.port, "--device-root", "/flash/x")
         assert rc == 3 and "claw-memory deploy" in err
+        rc, out, err = _cli(capsys, "doctor", "-p", bare.port)
+        assert rc == 1 and "MISSING  board        claw_memory does not import on %s" % bare.port in out
+        assert "`claw-memory deploy -p %s`" % bare.port in out and "WARNING" not in out
         # reading a data root does not need the library on the board
         _mp(bare, "import os\nos.mkdir('/flash/r')\nos.mkdir('/flash/r/sessions')")
         rc, out, err = _cli(capsys, "inspect", "-p", bare.port, "--device-root", "/flash/r", "--json")
@@ -250,9 +253,44 @@ def test_deploy_installs_a_ca_bundle_the_clients_find(board, capsys):
     rc, out, err = _cli(capsys, "deploy", "-p", board.port, "--ca-only", "--ca-common")
     assert rc == 0, err
     assert "installed certs/ca.pem" in out and "8 root(s)" in out
-    code = ("from claw_memory import certs\n"
+    code = ("from claw_memory.llm import certs\n"
             "p = certs._default_ca('openai')\n"
             "print('CA', p, sum(1 for _ in certs.ders(p)), certs.tls_context('https://x', p) is not None)\n")
     r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "resume", "exec", code],
                        capture_output=True, text=True, timeout=60)
     assert "CA /flash/certs/ca.pem 8 True" in r.stdout, r.stdout + r.stderr
+
+
+def test_doctor_warns_of_a_py_beside_its_mpy_and_deploy_removes_it(board, capsys, tmp_path):
+    # A mip install over a deployed .mpy set writes .py files beside the .mpy ones, and
+    # MicroPython imports the .py: doctor -p says so, the next deploy makes the set exact again.
+    mpy = sorted(m[len("claw_memory/"):-3] + ".mpy" for m in hosttools.package_modules())
+    assert _cli(capsys, "deploy", "-p", board.port)[0] == 0
+    assert _lib(board) == mpy
+    rc, out, err = _cli(capsys, "doctor", "-p", board.port)
+    assert rc == 0 and "WARNING" not in out, out + err
+    assert "claw_memory %s from /flash/lib/claw_memory/__init__.mpy (%s)" % (
+        claw_memory.__version__, board.port) in out
+    r = subprocess.run([hosttools.find("mpremote"), "connect", board.port, "mip", "install",
+                        os.path.join(ROOT, "package-lite.json")], cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(os.path.join(ROOT, "package-lite.json")) as f:
+        lite = sorted(u[0][len("claw_memory/"):] for u in json.load(f)["urls"])
+    assert _lib(board) == sorted(mpy + lite), "mip wrote the LITE .py files beside the .mpy"
+    rc, out, err = _cli(capsys, "doctor", "-p", board.port)
+    assert rc == 1, out
+    for f in lite:
+        assert "WARNING  /flash/lib/claw_memory/%s is beside /flash/lib/claw_memory/%s.mpy" % (
+            f, f[:-3]) in out, out
+    assert out.count("WARNING") == len(lite)
+    assert "%d module(s) on %s shadow their .mpy" % (len(lite), board.port) in out
+    assert "claw_memory %s from /flash/lib/claw_memory/__init__.py" % claw_memory.__version__ in out
+    rc, out, err = _cli(capsys, "doctor", "-p", board.port, "--json")
+    row = [r for r in json.loads(out) if r["tool"] == "board"][0]
+    assert rc == 1 and len(row["shadowed"]) == len(lite) and row["file"].endswith("__init__.py")
+    assert _cli(capsys, "deploy", "-p", board.port)[0] == 0
+    assert _lib(board) == mpy, "the deploy removed every .py the mip install left"
+    rc, out, err = _cli(capsys, "doctor", "-p", board.port)
+    assert rc == 0 and "WARNING" not in out and "__init__.mpy" in out, out
+    assert _cli(capsys, "deploy", "-p", board.port, "--source")[0] == 0  # as the fixture left it

@@ -14,7 +14,8 @@ import tlscerts
 from llm_server import LLMServer
 from streamed_history import LyingHistory, StreamedHistory
 
-from claw_memory import llm, transport
+from claw_memory import llm
+from claw_memory.llm import transport
 from claw_memory.core import Tool
 
 BACKENDS = ("openai", "anthropic", "openai_responses")
@@ -607,6 +608,38 @@ def test_http_error_with_string_error_or_html(srv, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_an_answer_outside_2xx_is_an_http_error_with_the_api_message(srv, backend):
+    # 3xx is not a success either (no redirect to follow here: no Location header)
+    srv.error(300, "multiple choices")
+    e = fails(client(srv, backend))
+    assert (e.kind, e.status) == ("http", 300), e
+    # an error body with only a top-level "message" is quoted as that message
+    srv.error(429, body=json.dumps({"message": "quota exceeded"}))
+    e = fails(client(srv, backend))
+    assert str(e) == "%s: HTTP 429: quota exceeded" % backend
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, backend):
+    srv.reply("ok")
+    own = "x-api-key" if backend == "anthropic" else "authorization"
+    chat(client(srv, backend, headers={own.upper(): "Bearer mine"}))
+    sent = [v for k, v in srv.last().header_items if k.lower() == own]
+    assert sent == ["Bearer mine"], srv.last().header_items  # once, the caller's
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_answer_over_max_answer_is_malformed(srv, backend):
+    c = client(srv, backend)
+    c.max_answer = 4000
+    srv.reply("x" * 4500)
+    e = fails(c)
+    assert e.kind == "malformed" and "answer over 4000 bytes" in str(e), e
+    srv.reply("x" * 3000)
+    assert chat(c).text == "x" * 3000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_slow_answer_times_out(srv, backend):
     srv.delay(5)
     t = time.monotonic()
@@ -640,6 +673,10 @@ OPENAI_BAD = [
         "tool call 0 has no function name",
     ),
     ({"choices": [{"message": {"tool_calls": ["x"]}}]}, "tool call 0 has no function name"),
+    ({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}}]},
+     "tool call 0 has no function name"),
+    ({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": ""}}]}}]},
+     "tool call 0 has no function name"),
     ({"choices": "abc"}, "no choices"),
 ]
 
@@ -1006,3 +1043,85 @@ def test_no_fd_leaked_on_cpython(certs):
         kinds.append(fails(client(evil, "openai", ca=certs.ca)).kind)
     assert kinds == ["timeout", "network", "http", "malformed", "ok", "tls"]
     assert _fds() == before
+
+
+# -- core's builders give what the real client gives -----------------------------------------
+
+# (text, tool calls as (id, name, arguments)) of answers a model may give
+BUILT = [
+    ("Noted.", []),
+    ("Gr\u00fc\u00dfe \U0001f99e \"quoted\"", []),
+    ("", [("call_a", "memory_store", '{"content":"likes jasmine tea","tags":"preference"}')]),
+    ("Let me look.", [("call_b", "profile_read", '{"name":"user"}'), ("call_c", "memory_list", "{}")]),
+]
+
+
+def _built(backend, text, calls):
+    from claw_memory.core import Reply, ToolCall
+
+    if calls:
+        return Reply.calls(backend, [ToolCall(*c) for c in calls], text)
+    return Reply.answer(backend, text)
+
+
+def _server_fields(raw):
+    # What a real Responses server adds to the output items it returns (ids, status,
+    # annotations) and an offline stand-in has no reason to invent.
+    raw = json.loads(raw)
+    for item in (raw.get("_claw_provider_state") or {}).get("output", ()):
+        item.pop("id", None)
+        item.pop("status", None)
+        for part in item.get("content") or ():
+            part.pop("annotations", None)
+    return raw
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_core_builders_give_the_reply_the_client_gives(srv, backend):
+    """Reply.answer / Reply.calls (an offline stand-in) build the Reply the backend's client
+    returns for the same answer from the server: text, calls, stop and the persisted raw
+    record (byte for byte, but for the ids and status a Responses server adds to its output)."""
+    for text, calls in BUILT:
+        srv.reply(text, tool_calls=[{"id": i, "name": n, "arguments": a} for i, n, a in calls])
+        got = chat(client(srv, backend), tools=TOOLS)
+        want = _built(backend, text, calls)
+        assert (got.text, got.stop) == (want.text, want.stop), (backend, text)
+        assert [(c.id, c.name, c.arguments) for c in got.tool_calls] == [
+            (c.id, c.name, c.arguments) for c in want.tool_calls] == [
+            (i, n, a) for i, n, a in calls], (backend, text)
+        if backend == "openai_responses" and calls:
+            assert _server_fields(got.raw) == _server_fields(want.raw)
+        else:
+            assert got.raw == want.raw, (backend, text)
+
+
+def test_core_builders_fill_in_ids_and_refuse_what_no_client_returns():
+    from claw_memory.core import LLMError, Reply, ToolCall
+
+    for backend in BACKENDS:
+        r = Reply.calls(backend, [("memory_store", {"content": "tea"}), ("memory_list", None)])
+        ids = [c.id for c in r.tool_calls]
+        assert len(set(ids)) == 2 and all(i.startswith("call_") for i in ids)
+        assert [c.arguments for c in r.tool_calls] == ['{"content":"tea"}', "{}"]
+        assert Reply.calls(backend, [("memory_list", None)]).tool_calls[0].id not in ids, "fresh"
+        assert r.text == "" and r.stop in ("tool_calls", "tool_use", "completed")
+        with pytest.raises(ValueError, match="no tool call"):
+            Reply.calls(backend, [])
+    # arguments given as an object become JSON text, as every client gives them
+    for backend in BACKENDS:
+        r = Reply.calls(backend, [ToolCall("t0", "memory_list", {"limit": 3})])
+        assert [(c.id, c.arguments) for c in r.tool_calls] == [("t0", '{"limit":3}')]
+        assert r.raw == _built(backend, "", [("t0", "memory_list", '{"limit":3}')]).raw
+    # Anthropic's tool_use input is an object: the client re-encodes it
+    r = Reply.calls("anthropic", [ToolCall("t1", "memory_store", '{"content": "tea"}')])
+    assert r.tool_calls[0].arguments == '{"content":"tea"}'
+    assert json.loads(r.raw)["content"] == [
+        {"type": "tool_use", "id": "t1", "name": "memory_store", "input": {"content": "tea"}}]
+    with pytest.raises(ValueError, match="not a JSON object"):
+        Reply.calls("anthropic", [("memory_store", "[1]")])
+    # ESP-Claw's backend names are accepted; others are not
+    assert Reply.answer("openai_compatible", "x").raw == Reply.answer("openai", "x").raw
+    with pytest.raises(ValueError, match="unknown LLM backend"):
+        Reply.answer("gemini", "x")
+    # the contract's types are the ones claw_memory.llm re-exports
+    assert (llm.Reply, llm.ToolCall, llm.LLMError) == (Reply, ToolCall, LLMError)

@@ -139,6 +139,53 @@ def test_round_trip_with_tool_calls(srv, tmp_path, backend):
         assert req.body["tools"][0]["name"] == "memory_store"
 
 
+def test_core_builders_give_the_reply_the_client_gives(srv, tmp_path):
+    # Under MicroPython (no key order in its dicts): the same text, calls and stop, the same
+    # record once parsed, and a plain answer byte for byte (the history streams it as stored).
+    cases = [("Noted.", []), ("Gr\u00fc\u00dfe \"quoted\"", []),
+             ("", [["call_a", "memory_store", '{"content":"likes tea"}']]),
+             ("Let me look.", [["call_b", "profile_read", '{"name":"user"}'], ["call_c", "memory_list", "{}"]])]
+    steps = []
+    for backend in BACKENDS:
+        for text, calls in cases:
+            srv.reply(text, tool_calls=[{"id": i, "name": n, "arguments": a} for i, n, a in calls])
+            steps += [{"do": "build", "backend": backend, "text": text, "calls": calls},
+                      step(srv, backend, tools=TOOLS)]
+    results, end = probe(tmp_path, steps)
+    no_leak(end)
+    for n in range(0, len(results), 2):
+        want, got = results[n], results[n + 1]
+        backend = steps[n]["backend"]
+        assert got["ok"] and (got["text"], got["calls"], got["stop"]) == (
+            want["text"], want["calls"], want["stop"]), (backend, got, want)
+        if not want["calls"]:
+            assert got["raw"] == want["raw"], backend
+        elif backend == "openai_responses":  # the ids and status a real server adds
+            g, w = json.loads(got["raw"]), json.loads(want["raw"])
+            for item in g["_claw_provider_state"]["output"]:
+                for k in ("id", "status"):
+                    item.pop(k, None)
+                for part in item.get("content") or ():
+                    part.pop("annotations", None)
+            assert g == w, backend
+        else:
+            assert json.loads(got["raw"]) == json.loads(want["raw"]), backend
+
+
+def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, tmp_path):
+    # micropython-lib's aiohttp writes every key of the headers dict: one spelling only
+    steps = []
+    for backend in BACKENDS:
+        own = "X-API-KEY" if backend == "anthropic" else "AUTHORIZATION"
+        srv.reply("ok")
+        steps.append(step(srv, backend, headers={own: "Bearer mine"}))
+    results, end = probe(tmp_path, steps)
+    assert all(r["ok"] for r in results), results
+    for backend, req in zip(BACKENDS, srv.requests):
+        own = "x-api-key" if backend == "anthropic" else "authorization"
+        assert [v for k, v in req.header_items if k.lower() == own] == ["Bearer mine"], req.header_items
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_big_answer_of_100_kb(srv, tmp_path, backend):
     text = ("0123456789abcdeé" * 6400)[:100000]

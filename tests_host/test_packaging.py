@@ -15,15 +15,16 @@ from claw_memory_cli import hosttools  # noqa: E402
 from manifest_sim import ManifestRun, frozen  # noqa: E402
 
 
-def test_umbrella_has_metadata_first_and_only_the_agent_piece_needs_aiohttp():
+def test_umbrella_has_metadata_first_and_only_the_llm_piece_needs_aiohttp():
     import claw_memory
 
-    for m in ("manifest.py", "manifests/lite.py", "manifests/full.py", "manifests/agent.py"):
+    for m in ("manifest.py", "manifests/lite.py", "manifests/full.py", "manifests/agent.py",
+              "manifests/llm.py"):
         run = ManifestRun()
         run.run(os.path.join(ROOT, m))
         own = [c for c in run.calls if c[0] == os.path.join(ROOT, m)]
         requires = [c[2][0] for c in own if c[1] == "require"]
-        assert requires == (["aiohttp"] if m == "manifests/agent.py" else []), m
+        assert requires == (["aiohttp"] if m == "manifests/llm.py" else []), m
         if m == "manifest.py":
             assert own[0][1] == "metadata" and own[0][3]["version"] == claw_memory.__version__
         else:
@@ -38,12 +39,18 @@ def test_manifest_pieces_name_existing_files_and_cover_the_package_once():
     lite = frozen("manifests/lite.py")
     full = frozen("manifests/full.py")
     agent = frozen("manifests/agent.py")
-    for f in lite + full + agent:
+    llm = frozen("manifests/llm.py")
+    for f in lite + full + agent + llm:
         assert os.path.isfile(os.path.join(ROOT, f)), f
     assert set(lite) < set(full), "full includes lite"
-    assert not set(agent) & set(full), "the agent piece adds only its own files"
+    assert set(lite) < set(agent) and set(lite) < set(llm), "the agent and the clients include lite"
+    agent, llm = sorted(set(agent) - set(lite)), sorted(set(llm) - set(lite))
+    assert not set(agent) & set(full) and not set(llm) & (set(full) | set(agent)), (
+        "the agent and the LLM pieces add only their own files")
+    assert agent == ["claw_memory/agent.py"]
     assert len(set(full)) == len(full), "no file twice"
-    assert sorted(full + agent) == gen_package_json.modules(), "every module exactly once"
+    assert sorted(full + agent + llm) == gen_package_json.modules(), "every module exactly once"
+    assert sorted(frozen("manifest.py")) == sorted(full + agent + llm), "the umbrella has each once"
 
 
 def test_manifest_and_package_json_list_exactly_the_package_modules():

@@ -81,6 +81,25 @@ def test_using_it_runs_offline_under_the_unix_port_and_cpython(tmp_path):
     assert r.returncode == 0 and "Noted." in r.stdout, r.stderr
 
 
+def test_tiny_llm_answers_the_extraction_call_and_imports_no_llm_client(tmp_path):
+    code = _snippet(tmp_path)
+    assert "from claw_memory.core import Reply, Request" in code and "Reply.calls(" in code
+    assert "import claw_memory.llm" not in code and "\nfrom claw_memory.llm" not in code
+    # its TinyLLM, asked what the extraction worker asks (no tools), answers the document
+    # the worker applies; the whole snippet imports nothing of the aiohttp piece
+    check = code.split("\nllm = TinyLLM()")[0] + (
+        "\nfrom claw_memory import extract\n"
+        "r = asyncio.run(TinyLLM().chat(extract.SYSTEM_PROMPT, [{'role': 'user', 'content': 'I am Ann'}], None))\n"
+        "doc = extract.parse_document(r.text)\n"
+        "print('DOC', doc['intent'] in ('none', 'forget', 'replace'), type(doc['memories']).__name__, r.tool_calls)\n")
+    (tmp_path / "extraction.py").write_text(check)
+    assert "DOC True list []" in _run_mp("extraction.py", str(tmp_path))
+    code += ("import sys\nprint('LOADED', sorted(m for m in sys.modules if m.startswith('claw_memory.llm')"
+             " or m.startswith('aiohttp')))\n")
+    (tmp_path / "loaded.py").write_text(code)
+    assert "LOADED []" in _run_mp("loaded.py", str(tmp_path))
+
+
 def test_the_api_lines_paste_and_run(tmp_path):
     _snippet(tmp_path)
     _run_mp("try_claw.py", str(tmp_path))

@@ -49,6 +49,7 @@ _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
+_LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", "tests_host/test_llm_mp.py", _MP + "test_agent.py"]
 TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
@@ -62,19 +63,24 @@ TESTS = {
              _MP + "test_store_items.py", _MP + "test_store_labels.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py"],
-    "tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
+    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py"],
     "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
     "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
+    # the LLM clients: the MicroPython tests with micropython-lib's aiohttp run when CLAW_MPLIB
+    # is set (they are skipped otherwise)
+    "llm/": _LLM,
+    "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
+    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 
 # Score groups of the issue's bar (storage >= 90 %, tools >= 80 %).
 GROUPS = (("storage", ("session/", "store/", "fsutil", "item", "text")),
-          ("tools", ("tools", "memory_tools", "extract")))
+          ("tools", ("chat_tools", "memory_tools", "extract")))
 
 _LIVE = set()  # running pytest processes, killed when the tool is interrupted
 _SKIP = ("__pycache__", ".git", ".venv", ".pytest_cache", ".ruff_cache", "*.egg-info", "*.pyc")

@@ -4,6 +4,6 @@
 # _boot.py, flashbdev, inisetup, asyncio, networking...: without it the filesystem is never mounted.
 include("$(PORT_DIR)/boards/manifest.py")
 
-# The repository's manifest.py (boards/CLAW_S3/../../ is the repository root):
-# require("aiohttp") and package("claw_memory").
+# The repository's manifest.py (boards/CLAW_S3/../../ is the repository root): every piece
+# of claw_memory in manifests/, and aiohttp, which manifests/llm.py requires.
 include("$(BOARD_DIR)/../../manifest.py")

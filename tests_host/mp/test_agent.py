@@ -10,8 +10,7 @@ from scripted_llm import ScriptedLLM, call, say
 import claw_memory
 from claw_memory import fsutil
 from claw_memory.agent import STAGE_PREFIX, Agent
-from claw_memory.core import Request
-from claw_memory.llm import LLMError
+from claw_memory.core import LLMError, Reply, Request
 from claw_memory.providers import LONG_TERM_PREAMBLE
 from claw_memory.session import BLOCK_TEXT
 
@@ -267,4 +266,45 @@ async def test_hooks_directly():
     mem._hooks.note_labels(SID, "b\nc")
     eq(await h.stage_note(r), "Memory update: [a;b;c]", "merged labels")
     eq(await h.stage_note(r), None, "taken once")
+    dev.unmount()
+
+
+class _Offline:
+    """An offline stand-in written with core's builders, as the README's TinyLLM."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    async def chat(self, system, messages, tools=None):
+        last = messages[-1]
+        if tools is None:  # the extraction call: the JSON document it asks for
+            return Reply.answer(self.backend, '{"intent":"none","memories":[]}')
+        if last["role"] == "user":
+            return Reply.calls(self.backend, [("memory_store", {"content": last["content"], "tags": "drink"})])
+        return Reply.answer(self.backend, "Noted.")
+
+
+async def test_an_offline_llm_from_core_builders_needs_no_llm_package():
+    import sys
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    for n, backend in enumerate(("openai", "anthropic", "openai_responses")):
+        root = "/flash/r%d" % n
+        logged = []
+        llm = _Offline(backend)
+        mem = claw_memory.open(root, llm=llm, log=logged.append)
+        published = []
+        out = await _agent(mem, llm, published).run(_req("I like jasmine tea"))
+        eq(out, "Noted.", backend + ": final answer")
+        eq(published, [STAGE_PREFIX % (2, "Memory update: [drink]")], backend + ": stage note")
+        ok(not [m for m in logged if "extraction answer" in m], backend + ": extraction understood")
+        eq(mem.extraction.stats["garbage"], 0, backend + ": no garbage answer")
+        mem.close()
+        mem = claw_memory.open(root)
+        hist = mem.sessions.messages(SID, backend)
+        eq([m["role"] for m in hist], ["user", "assistant", "tool", "assistant"], backend + ": replayed")
+        eq([i["content"] for i in mem.store.list()], ["I like jasmine tea"], backend + ": stored")
+        mem.close()
+    loaded = [m for m in sys.modules if m.startswith("claw_memory.llm") or m.startswith("aiohttp")]
+    eq(loaded, [], "nothing of the aiohttp piece was imported")
     dev.unmount()

@@ -10,8 +10,7 @@ from scripted_llm import ScriptedLLM, call, say
 import claw_memory
 from claw_memory import extract
 from claw_memory.agent import Agent
-from claw_memory.core import Request
-from claw_memory.llm import LLMError
+from claw_memory.core import LLMError, Request
 
 HEAP = "8M"
 SID = "chat:web:local:default_01"

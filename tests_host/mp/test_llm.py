@@ -9,7 +9,8 @@ from flashsim import mount
 from mptest import eq, ok, raises
 from streamed_history import LyingHistory, StreamedHistory
 
-from claw_memory import certs, llm, transport, wire
+from claw_memory import llm, wire
+from claw_memory.llm import certs, transport
 from claw_memory.core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from claw_memory.session import Sessions, classify
 
@@ -167,7 +168,7 @@ def test_body_element_that_lies_about_its_length():
 
 
 def test_responses_records_in_the_session_history():
-    reply = llm._from_responses({"status": "completed", "output": [
+    reply = llm.clients._from_responses({"status": "completed", "output": [
         {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
         {"type": "message", "role": "assistant",
          "content": [{"type": "output_text", "text": "Storing."}]},
@@ -175,7 +176,7 @@ def test_responses_records_in_the_session_history():
          "arguments": '{"content":"tea"}'}]})
     raw = json.loads(reply.raw)
     eq(classify(raw), (TOOL_CALL, 3), "Responses tool call")
-    final = llm._from_responses({"status": "completed", "output": [
+    final = llm.clients._from_responses({"status": "completed", "output": [
         {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}]})
     eq(classify(json.loads(final.raw)), (FINAL, 0), "a Responses final answer is plain text")
     mount("lfs2", "/flash", blocks=64)

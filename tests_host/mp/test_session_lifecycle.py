@@ -8,7 +8,8 @@ from mptest import eq, ok, raises
 from scripted_llm import ScriptedLLM, call, say
 
 import claw_memory
-from claw_memory import fsutil, transport
+from claw_memory import fsutil
+from claw_memory.llm import transport
 from claw_memory.agent import Agent
 from claw_memory.chats import map_file
 from claw_memory.core import Request, SessionDeleted

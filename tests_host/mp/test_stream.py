@@ -10,7 +10,8 @@ from mptest import eq, ok
 from scripted_llm import expand
 import strictjson
 
-from claw_memory import fsutil, transport
+from claw_memory import fsutil
+from claw_memory.llm import transport
 from claw_memory.session import Sessions
 from claw_memory.session import window
 from claw_memory.wire import convert, dump

@@ -5,7 +5,7 @@
 #   micropython llm_probe_mp.py PLAN.json
 #
 # PLAN is {"steps": [step, ...]}; a step is {"do": "chat" | "agent" | "history" | "ca_heap" |
-# "client", ...}. One line "PROBE <json result>" per step, then "PROBE-END <json>" with the number of
+# "client" | "build", ...}. One line "PROBE <json result>" per step, then "PROBE-END <json>" with the number of
 # open file descriptors before the first and after the last step (no gc.collect() in between:
 # a finaliser must not hide a leaked socket) and everything the clients logged.
 import asyncio
@@ -16,7 +16,8 @@ import sys
 
 from streamed_history import LyingHistory, StreamedHistory
 
-from claw_memory import certs, llm, transport
+from claw_memory import llm
+from claw_memory.llm import certs, transport
 
 LOG = []
 SID = "chat:web:local:default_01"
@@ -75,9 +76,23 @@ async def do_chat(step):
     except Exception as e:  # noqa: BLE001
         out.update(error(e))
         return out
-    out.update({"ok": True, "text": r.text, "calls": [[t.id, t.name, t.arguments] for t in r.tool_calls],
-                "raw": r.raw, "stop": r.stop})
+    out.update(_reply(r))
     return out
+
+
+def _reply(r):
+    return {"ok": True, "text": r.text, "calls": [[t.id, t.name, t.arguments] for t in r.tool_calls],
+            "raw": r.raw, "stop": r.stop}
+
+
+async def do_build(step):
+    # core's builders, as an offline stand-in uses them
+    from claw_memory.core import Reply, ToolCall
+
+    calls = [ToolCall(*c) for c in step.get("calls") or ()]
+    if calls:
+        return _reply(Reply.calls(step["backend"], calls, step.get("text", "")))
+    return _reply(Reply.answer(step["backend"], step["text"]))
 
 
 async def do_history(step):
@@ -157,7 +172,7 @@ def do_ca_heap(step):
 
 
 STEPS = {"chat": do_chat, "agent": do_agent, "ca_heap": do_ca_heap, "client": do_client,
-         "history": do_history}
+         "history": do_history, "build": do_build}
 
 
 async def main(plan):

@@ -59,10 +59,11 @@ ANTHROPIC_PATH = "/v1/messages"
 class Recorded:
     """One request the server received."""
 
-    def __init__(self, method, path, headers, text):
+    def __init__(self, method, path, headers, text, header_items=()):
         self.method = method
         self.path = path
         self.headers = headers
+        self.header_items = list(header_items)  # as sent: a header sent twice is there twice
         self.text = text
         try:
             self.body = json.loads(text)
@@ -309,7 +310,7 @@ class LLMServer:
     async def _handle(self, request):
         text = (await request.read()).decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in request.headers.items()}
-        rec = Recorded(request.method, request.path, headers, text)
+        rec = Recorded(request.method, request.path, headers, text, request.headers.items())
         self.requests.append(rec)
         with self._lock:
             spec = self._queue.popleft() if self._queue else None

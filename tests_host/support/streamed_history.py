@@ -1,5 +1,5 @@
 # A streamed history element for the tests (MicroPython and CPython): it implements the
-# protocol of claw_memory.transport.Body (json_length / json_chunks) over a list of message
+# protocol of claw_memory.llm.transport.Body (json_length / json_chunks) over a list of message
 # dicts, converted to the backend's wire shape by the client's own conversion functions, and
 # hands the bytes out in small pieces.
 from claw_memory import wire

@@ -3,7 +3,7 @@ ratios, formatting, and the per-turn / per-operation / near-limit summaries of r
 
 import statistics
 
-NOT_STORAGE = ("agent", "llm")  # modules outside "storage layers, hooks and tools"
+NOT_STORAGE = ("agent", "llm/")  # module prefixes outside "storage layers, hooks and tools"
 KIB = 1024
 ESP32_FREE = 145000  # heap free on an ESP32-S3 without PSRAM, about (../shared/DESIGN.md)
 ERASE_MS = 45.0

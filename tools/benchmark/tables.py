@@ -278,7 +278,7 @@ def heap_tables(res, out):
 
 def size_table(res, out):
     sizes = res["mpy"]
-    storage = sum(v for k, v in sizes.items() if k not in NOT_STORAGE)
+    storage = sum(v for k, v in sizes.items() if not k.startswith(NOT_STORAGE))
     total = sum(sizes.values())
     imp = res["import"]
     bits = "32-bit" if imp["bits"] == 32 else "64-bit"

@@ -1,5 +1,5 @@
-# claw_memory: the HTTP(S) POST under the LLM clients, on micropython-lib's aiohttp (board,
-# unix port) or on CPython's aiohttp.
+# claw_memory.llm.transport: the HTTP(S) POST under the LLM clients, on micropython-lib's
+# aiohttp (board, unix port) or on CPython's aiohttp.
 # MIT license
 #
 # - TLS with the SSL context of certs.py (the server verified unless insecure=True).
@@ -14,24 +14,15 @@
 
 import asyncio
 
-from ._compat import MICROPYTHON, const, dumps
-from .wire import dump
+from .._compat import MICROPYTHON, const, dumps
+from ..core import LLMError
+from ..wire import dump
 
 MAX_ANSWER = const(524288)  # bytes of an answer body read at most
 _PIECE = const(2048)  # small body parts are joined up to this size before a write
 _READ = const(4096)
 _HEAD_MAX = const(16384)  # bytes of status line and headers
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-
-
-class LLMError(Exception):
-    """A chat request failed. `kind` is "http", "timeout", "network", "tls" or "malformed";
-    `status` is the HTTP status when there was one."""
-
-    def __init__(self, message, kind, status=None):
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
 
 
 def aiohttp_module():

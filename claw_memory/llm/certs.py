@@ -1,4 +1,4 @@
-# claw_memory: CA bundles and SSL contexts for the LLM clients.
+# claw_memory.llm.certs: CA bundles and SSL contexts for the LLM clients.
 # MIT license
 #
 # The clients verify the server by default: CERT_REQUIRED, the host name checked (mbedTLS
@@ -11,7 +11,7 @@
 # cannot parse PEM). mbedTLS keeps the parsed roots outside the GC heap (about 2.8 KB each on
 # the unix port); keep the bundle to the roots the board needs.
 
-from ._compat import MICROPYTHON
+from .._compat import MICROPYTHON
 
 DEFAULT_CA = "/certs/ca.pem"
 # ESP32 firmware mounts its filesystem at "/"; the virtual board and some ports at /flash.

@@ -1,4 +1,4 @@
-# claw_memory.tools: the tool envelope helpers, the profile tools and the /session tool
+# claw_memory.chat_tools: the tool envelope helpers, the profile tools and the /session tool
 # (both modes); the memory_* tools are in memory_tools.py (FULL mode only).
 # MIT license
 #
