@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The whole heap each operation at documented capacity needs on the ESP32-like 32-bit port,
 with the package frozen into the firmware and as .mpy loaded from a folder (what `deploy` and
-`mip` install): imports + open memory + the operation's peak, and the smallest -X heapsize in
-which the operation completes. Prints a markdown table (takes 10-20 minutes on 2 cores).
+`mip` install): imports + open memory + the operation's sampled peak, whether the imports,
+the open memory and the operation complete with 145 KiB free before the import (what an
+ESP32-S3 without PSRAM has), and the smallest -X heapsize in which they complete (fragmentation
+included; the heap it gives minus what the interpreter and the script held at the start is
+what the package needed free). Prints markdown tables (about 5 minutes on 2 cores).
 
     python3 tools/heap32.py [--variant frozen|mpy] [--steps open,store,...] [--no-meter]
                             [--no-search]
@@ -165,34 +168,24 @@ def _kib(n):
 
 
 def table(rows):
+    """One markdown table per variant."""
     out = []
     for variant, res in rows.items():
         b = res["base"]
-        out.append("%s (claw_memory from %s): before the import %s KiB (interpreter and script), "
-                   "imports %s KiB, open FULL memory at capacity (imports included) %s KiB"
-                   % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
-                      _kib(b.get("opened"))))
-    out.append("")
-    head = "| operation |"
-    rule = "|---|"
-    for variant in rows:
-        head += " %s: whole-heap peak KiB | %s: free at peak in %d KiB | %s: all in %d KiB? | " \
-                "%s: smallest -X heapsize KiB |" % (variant, variant, BOARD_KIB, variant,
-                                                    BOARD_KIB, variant)
-        rule += "---|---|---|---|"
-    out += [head, rule]
-    names = list(next(iter(rows.values()))["steps"])
-    for name in names:
-        line = "| %s |" % name
-        for variant, res in rows.items():
-            r = res["steps"].get(name, {})
-            peak = r.get("peak")
-            free = None if peak is None else BOARD_KIB * KIB - peak
-            line += " %s | %s | %s | %s |" % (_kib(peak), _kib(free),
-                                              {True: "yes", False: "NO"}.get(r.get("fits"), "-"),
-                                              r.get("heap") or "-")
-        out.append(line)
-    return "\n".join(out)
+        out += ["", "%s (claw_memory from %s): %s KiB held before the import (interpreter and "
+                "capacity.py), imports %s KiB, open FULL memory at capacity %s KiB (imports "
+                "included)." % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
+                                _kib(b.get("opened"))), "",
+                "| operation | whole-heap peak (sampled) KiB | free at that peak in %d KiB | "
+                "completes in %d KiB? | smallest -X heapsize KiB | free at start in it KiB |"
+                % (BOARD_KIB, BOARD_KIB), "|---|---|---|---|---|---|"]
+        for name, r in res["steps"].items():
+            peak, heap = r.get("peak"), r.get("heap")
+            out.append("| %s | %s | %s | %s | %s | %s |" % (
+                name, _kib(peak), _kib(None if peak is None else BOARD_KIB * KIB - peak),
+                {True: "yes", False: "NO"}[r["fits"]], heap or "-",
+                _kib(heap * KIB - r["start"]) if heap and r.get("start") else "-"))
+    return "\n".join(out[1:])
 
 
 if __name__ == "__main__":
