@@ -145,10 +145,12 @@ def _frozen_files(src, lib, manifest_path):
     """(target path, full path) of every file the manifest freezes, read with the source
     tree's own manifest parser."""
     sys.path.insert(0, os.path.join(src, "tools"))
+    was, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the tree is only read
     try:
         import manifestfile
     finally:
         sys.path.pop(0)
+        sys.dont_write_bytecode = was
     m = manifestfile.ManifestFile(manifestfile.MODE_FREEZE, {
         "MPY_DIR": src, "MPY_LIB_DIR": lib, "PORT_DIR": os.path.join(src, "ports", "unix"),
         "BOARD_DIR": "", "TOP": src})
