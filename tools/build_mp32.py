@@ -12,10 +12,11 @@ MICROPYTHON_SRC  a MicroPython source tree (default $CLAW_MPY_SRC); only read: t
 MICROPYTHON_LIB  a micropython-lib tree with python-ecosys/aiohttp (default $CLAW_MPLIB).
 
 It installs Debian's gcc-i686-linux-gnu with apt-get when the cross compiler is missing (as
-root), builds in about two minutes on two cores, checks word size, float32 and where
-claw_memory is imported from, and prints the binary's path as the last line. The binary is
-cached in build/mp32 under a hash of the MicroPython source, the frozen files (the package,
-its manifests, asyncio, aiohttp) and the build options: a second run returns it at once, and
+root), builds (from a clean copy: about 30 s on two idle cores, 1-2 minutes on busy ones),
+checks word size, float32 and where claw_memory is imported from, and prints the binary's path
+as the last line. The binary is cached in build/mp32 under a hash of the MicroPython source,
+the frozen files (the package, its manifests, asyncio, aiohttp) and the build options: a second
+run returns it at once, a changed package rebuilds only the frozen part (a few seconds), and
 concurrent runs (pytest-xdist workers) wait for one build under a file lock.
 """
 
