@@ -5,10 +5,10 @@ with the package frozen into the firmware and as .mpy loaded from a folder (what
 the open memory and the operation complete with 145 KiB free before the import (what an
 ESP32-S3 without PSRAM has), and the smallest -X heapsize in which they complete (fragmentation
 included; the heap it gives minus what the interpreter and the script held at the start is
-what the package needed free). Prints markdown tables (about 5 minutes on 2 cores).
+what the package needed free). Prints markdown tables (about 6 minutes on 2 idle cores).
 
     python3 tools/heap32.py [--variant frozen|mpy] [--steps open,store,...] [--no-meter]
-                            [--no-search]
+                            [--stride N] [--no-search]
 
 Needs what tools/build_mp32.py needs (CLAW_MPY_SRC, CLAW_MPLIB). The operations, the data
 root and the heap figures come from tools/mplib/capacity.py (tests_host/test_heap32.py runs
@@ -122,6 +122,8 @@ def main(argv):
     p.add_argument("--variant", choices=("frozen", "mpy"), action="append")
     p.add_argument("--steps", help="comma-separated steps of capacity.py (default: all)")
     p.add_argument("--no-meter", action="store_true", help="skip the sampled peaks")
+    p.add_argument("--stride", type=int, default=1,
+                   help="sample every Nth call: quicker, misses up to 10 KiB (default 1)")
     p.add_argument("--no-search", action="store_true", help="skip the smallest-heap search")
     a = p.parse_args(argv)
     try:
@@ -150,7 +152,8 @@ def measure(binary, pkg, tmp, a):
     for name in names:
         row = {}
         if not a.no_meter:
-            f = figures(operation(binary, pkg, tmp, "0", "meter", name, heap=METER_HEAP).stdout)
+            how = "meter:%d" % a.stride
+            f = figures(operation(binary, pkg, tmp, "0", how, name, heap=METER_HEAP).stdout)
             row["peak"] = f["steps"].get(name, {}).get("peak")
         whole = operation(binary, pkg, tmp, str(BOARD_KIB), "whole", name)
         row["fits"] = whole.returncode == 0 and figures(whole.stdout)["ok"]

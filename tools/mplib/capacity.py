@@ -5,24 +5,18 @@
 # (tests_host/test_heap32.py and tools/heap32.py, on the 32-bit port).
 #
 #   capacity.py build ROOT
-#   capacity.py run ROOT FREE_KIB [whole|meter] [STEP,STEP,...]
+#   capacity.py run ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
 #
 # FREE_KIB is left free after the package is imported, or with `whole` before: then the
 # imports, the open memory and each operation all come out of it, as on a board. `meter`
 # (no ballast) prints each step's whole-heap peak: what the imports and the open memory hold
-# plus the sampled high-water mark of the step (heapmeter.py; meter one step per process: the
-# meter grows the module dicts it patches). STEPs: run only these, or -STEP,...: all but these
+# plus the sampled high-water mark of the step (heapmeter.py, at every call or every Nth:
+# quicker, but measured to miss up to 10 KiB; meter one step per process: the meter grows the
+# module dicts it patches). STEPs: run only these, or -STEP,...: all but these
 # (the memory is always opened and its store loaded).
 # MIT license
 import gc
 import sys
-
-from micropython import const
-
-
-# The meter samples every 8th call (and every open and json load): at stride 1 a run takes
-# tens of minutes; peaks differ by a few hundred bytes.
-_STRIDE = const(8)
 
 
 def build(root, n=128):
@@ -92,8 +86,10 @@ def run(root, free_kib, how="", only=""):
     import asyncio
 
     meter = None
-    if how == "meter":
+    if how.startswith("meter"):
         from heapmeter import Meter as meter  # before the baseline: not the library's heap
+
+        stride = int(how[6:] or 1)
     gc.collect()
     if how == "whole":
         if gc.mem_free() < free_kib * 1024:
@@ -136,7 +132,7 @@ def run(root, free_kib, how="", only=""):
         peak = ""
         if meter and chosen:
             held = gc.mem_alloc() - a0
-            with meter(stride=_STRIDE) as m:
+            with meter(stride=stride) as m:
                 fn()
             peak = "  peak %d" % (held + m.above)
             m = None  # its lists of the wrapped functions: not in "opened"
