@@ -2,7 +2,18 @@
 # and keywords, 3 labels each: 384 labels), a session at the 150 KiB limit and 2,000 other
 # sessions, and a run of every store operation and the session operations that read much
 # (request start, compaction, listing) in a heap of a given free size
-# (tests_host/test_heap32.py, on the 32-bit port).
+# (tests_host/test_heap32.py and tools/heap32.py, on the 32-bit port).
+#
+#   capacity.py build ROOT
+#   capacity.py run ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
+#
+# FREE_KIB is left free after the package is imported, or with `whole` before: then the
+# imports, the open memory and each operation all come out of it, as on a board. `meter`
+# (no ballast) prints each step's whole-heap peak: what the imports and the open memory hold
+# plus the sampled high-water mark of the step (heapmeter.py, at every call or every Nth:
+# quicker, but measured to miss up to 10 KiB; meter one step per process: the meter grows the
+# module dicts it patches). STEPs: run only these, or -STEP,...: all but these
+# (the memory is always opened and its store loaded).
 # MIT license
 import gc
 import sys
@@ -19,11 +30,14 @@ def build(root, n=128):
         return t[0]
 
     mem = claw_memory.open(root, extract=False, clock=clock, session_limit=1 << 30)
+    ids = []
     for k in range(n):
         words = ["w%03d%s" % (k, c * 5) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"]
         content = ("Fact %03d: " % k + " ".join(words))[:255]
         tags = ",".join("label%03d%s%s" % (k, c, "x" * 25) for c in "abc")[:95]
-        mem.store.store(content, tags, ",".join(words[:3]))
+        ids.append(mem.store.store(content, tags, ",".join(words[:3]))[0]["id"])
+    with open(root + ".ids", "w") as f:  # beside the root: what update and forget run on alone
+        f.write("\n".join(ids[:2]))
     # A session at the limit: turns of a user message, a tool round and an answer.
     sid = "chat:uart:console:default_01"
     n = 0
@@ -65,13 +79,27 @@ def _biggest():
     return lo
 
 
-def run(root, free_kib):
-    """Import FULL mode, leave `free_kib` KiB free, then run every store operation and the
-    memory tools at capacity; prints one line per step and ALL-OK at the end."""
+def run(root, free_kib, how="", only=""):
+    """Import FULL mode, leave `free_kib` KiB free (after the imports, or before them with
+    how="whole"), then run every store operation and the memory tools at capacity; prints one
+    line per step and ALL-OK at the end."""
     import asyncio
 
+    meter = None
+    if how.startswith("meter"):
+        from heapmeter import Meter as meter  # before the baseline: not the library's heap
+
+        stride = int(how[6:] or 1)
+    gc.collect()
+    if how == "whole":
+        if gc.mem_free() < free_kib * 1024:
+            raise MemoryError("the heap has %d bytes free, not %d KiB" % (gc.mem_free(), free_kib))
+        ballast = bytearray(gc.mem_free() - free_kib * 1024)  # noqa: F841 -- holds the rest
+        gc.collect()
+        print("free %d biggest %d" % (gc.mem_free(), _biggest()))
     gc.collect()
     a0 = gc.mem_alloc()
+    print("start %d" % a0)  # the interpreter and this script
     import claw_memory
     import claw_memory.memory
     import claw_memory.memory_tools
@@ -79,21 +107,42 @@ def run(root, free_kib):
     from claw_memory.core import Request
 
     gc.collect()
+    print("from %s" % claw_memory.__file__)
     print("imports %d" % (gc.mem_alloc() - a0))
-    ballast = bytearray(gc.mem_free() - free_kib * 1024)  # noqa: F841 -- holds the rest
-    gc.collect()
-    print("free %d biggest %d" % (gc.mem_free(), _biggest()))
+    if how != "whole" and free_kib:
+        ballast = bytearray(gc.mem_free() - free_kib * 1024)  # noqa: F841 -- holds the rest
+        gc.collect()
+        print("free %d biggest %d" % (gc.mem_free(), _biggest()))
+    skip = only[1:].split(",") if only.startswith("-") else ()
+    only = only.split(",") if only and not skip else None
     mem = claw_memory.open(root, extract=False, clock=lambda: 1800000000)
     tools = {t.name: t for t in mem.tools()}
     s = mem.store
     ids = []
+    if only and ("update" in only or "forget" in only):
+        with open(root + ".ids") as f:
+            ids = f.read().split()[::-1]  # forget takes the last, update the one before
 
     def step(name, fn):
+        chosen = (not only or name in only) and name not in skip
+        if not chosen and name != "open":
+            return
         gc.collect()
         before = gc.mem_free()
-        fn()
+        peak = ""
+        if meter and chosen:
+            held = gc.mem_alloc() - a0
+            with meter(stride=stride) as m:
+                fn()
+            peak = "  peak %d" % (held + m.above)
+            m = None  # its lists of the wrapped functions: not in "opened"
+        else:
+            fn()
         gc.collect()
-        print("%-12s ok  idle %+6d  biggest block %d" % (name, before - gc.mem_free(), _biggest()))
+        print("%-12s ok  idle %+6d  biggest block %d%s" % (name, before - gc.mem_free(), _biggest(), peak))
+        if name == "open":
+            gc.collect()  # _biggest() left garbage
+            print("opened %d" % (gc.mem_alloc() - a0))
 
     def store():
         ids.append(s.store("A brand new fact about sailing boats in the harbour at dawn " * 4,
@@ -141,4 +190,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "build":
         build(sys.argv[2])
     else:
-        run(sys.argv[2], int(sys.argv[3]))
+        run(sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
