@@ -14,12 +14,20 @@ SYSTEM_PROMPT = const(0)
 MESSAGES = const(1)
 REQUEST_START_ONLY = const(1)
 
+# -- names every layer shares ------------------------------------------------------------------
+# Backend names (ESP-Claw's, and the kinds a config names), and ESP-Claw's key under which a
+# Responses tool-call record keeps the raw Responses output.
+OPENAI = const("openai")
+ANTHROPIC = const("anthropic")
+RESPONSES = const("openai_responses")
+STATE = const("_claw_provider_state")
+
 _BACKENDS = {
-    "openai": 1,
+    OPENAI: 1,
     "openai_compatible": 1,
-    "anthropic": 2,
+    ANTHROPIC: 2,
     "anthropic_compatible": 2,
-    "openai_responses": 3,
+    RESPONSES: 3,
 }
 
 
@@ -29,6 +37,9 @@ def backend_format(name):
     if isinstance(name, int):
         return name if 0 <= name <= 3 else 0
     return _BACKENDS.get(name or "", 0)
+
+
+# -- end of the shared names -------------------------------------------------------------------
 
 
 class SessionBlocked(OSError):

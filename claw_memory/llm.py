@@ -12,7 +12,7 @@ import json
 
 from . import certs, transport
 from ._compat import const, dumps, ticks_ms
-from .messages import text_of
+from .messages import as_dict, text_of
 from .text import clean, surrogates
 from .transport import LLMError, streamed
 from .wire import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text, convert, to_wire
@@ -82,10 +82,6 @@ def _tool_defs(tools):
             schema = {"type": "object", "properties": {}}
         out.append((name, desc or "", schema))
     return out
-
-
-def _dict(x):
-    return x if isinstance(x, dict) else {}
 
 
 def _fill_ids(calls, key):
@@ -401,7 +397,7 @@ def _from_responses(obj):
     `_claw_provider_state` so that the next request can replay it verbatim."""
     err = obj.get("error")
     if err:
-        raise _Bad("error: %s" % (_dict(err).get("message") or err))
+        raise _Bad("error: %s" % (as_dict(err).get("message") or err))
     status = obj.get("status")
     if status == "failed":
         raise _Bad("status failed")
@@ -416,7 +412,7 @@ def _from_responses(obj):
         kind = item.get("type")
         if kind == "message":
             for part in item.get("content") or ():
-                part = _dict(part)
+                part = as_dict(part)
                 key = {"output_text": "text", "refusal": "refusal"}.get(part.get("type"))
                 if key and isinstance(part.get(key), str):
                     texts.append(part[key])
@@ -427,7 +423,7 @@ def _from_responses(obj):
             calls.append(item)
     _fill_ids(calls, "call_id")
     text = "".join(texts)
-    reason = _dict(obj.get("incomplete_details")).get("reason")
+    reason = as_dict(obj.get("incomplete_details")).get("reason")
     if status == "incomplete" and not text and not calls:
         raise _Bad("incomplete (%s)" % reason)
     stop = reason if status == "incomplete" and reason else status

@@ -11,7 +11,8 @@ from streamed_history import LyingHistory, StreamedHistory
 
 from claw_memory import certs, llm, transport, wire
 from claw_memory.core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
-from claw_memory.session import Sessions, classify
+from claw_memory.messages import classify
+from claw_memory.session import Sessions
 
 BACKENDS = ("openai", "anthropic", "openai_responses")
 
