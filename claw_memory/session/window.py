@@ -12,6 +12,7 @@ from ..fsutil import Nothing
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_RESULTS, USER
 from ..messages import degrade
+from ..wire import RECORD_HEADS
 from . import format as fmt_
 from .state import read
 
@@ -78,7 +79,7 @@ def _newest_first(snap):
         off, ln, kind, fmt = fmt_.unpack(lag, j)
         yield i, kind, ln
     if snap.count:
-        with open(snap.log + ".idx", "rb") as f:
+        with open(snap.log + fmt_.IDX, "rb") as f:
             for i, off, ln, kind, fmt in fmt_.entries_back(f, snap.count):
                 yield i, kind, ln
 
@@ -125,7 +126,7 @@ def summary(snap, st, first, cur, limit):
         cache = [cur, 0, 0, ""]
     upto, n, body = cache[1], cache[2], cache[3]
     if n < _LINES and upto < first:
-        with open(snap.log + ".idx", "rb") if snap.count > upto else Nothing() as idx, \
+        with open(snap.log + fmt_.IDX, "rb") if snap.count > upto else Nothing() as idx, \
                 open(snap.log, "rb") if snap.logged > upto else Nothing() as lf, \
                 open(snap.log + fmt_.PEND, "rb") if snap.pend and first > snap.logged else Nothing() as pf:
             it = records(snap, upto, idx)
@@ -190,12 +191,11 @@ def _head(f, off, ln):
     {"role","content"} dict when it begins as a plain message, else None."""
     f.seek(off)
     raw = f.read(_PEEK)
-    for role in (b"user", b"assistant"):
-        lead = b'{"role":"%s","content":"' % role
+    for lead, kind, role in RECORD_HEADS:
         if raw.startswith(lead):
             body = raw[len(lead):]
             for cut in range(8):  # back off a cut escape or character
                 v = text.json_value(b'"' + body[: len(body) - cut] + b'"')
                 if isinstance(v, str):
-                    return {"role": role.decode(), "content": v}
+                    return {"role": role, "content": v}
     return None
