@@ -245,11 +245,14 @@ _USER_FRAME = (b'{"role":"user","content":"', b'"}')
 _ASSISTANT_FRAME = (b'{"role":"assistant","content":"', b'"}')
 _TOOL = b'{"role":"tool","tool_call_id":"'
 _ERR = _ERROR.encode()
-_TOOL_FRAMES = {  # per backend: a result, an error result
-    OPENAI: ((_TOOL, b'","content":"', b'"}'), (_TOOL, b'","content":"' + _ERR, b'"}')),
-    RESPONSES: ((b'{"type":"function_call_output","call_id":"', b'","output":"', b'"}'),
+_FRAMES = {  # per backend, by kind (FLAT_* is the index)
+    OPENAI: (None, _USER_FRAME, _ASSISTANT_FRAME, (_TOOL, b'","content":"', b'"}'),
+             (_TOOL, b'","content":"' + _ERR, b'"}')),
+    RESPONSES: (None, _USER_FRAME, _ASSISTANT_FRAME,
+                (b'{"type":"function_call_output","call_id":"', b'","output":"', b'"}'),
                 (b'{"type":"function_call_output","call_id":"', b'","output":"' + _ERR, b'"}')),
-    ANTHROPIC: ((b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":false}'),
+    ANTHROPIC: (None, _USER_FRAME, _ASSISTANT_FRAME,
+                (b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":false}'),
                 (b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":true}')),
 }
 # Anthropic: the results of one round of tool calls in one user message (see convert), each
@@ -257,15 +260,12 @@ _TOOL_FRAMES = {  # per backend: a result, an error result
 ANTHROPIC_ROUND = (b'{"role":"user","content":[', b"]}")
 
 
-def frame(backend, kind):
-    """The bytes around a flat message's strings on the wire of `backend`: (head, tail) of a
-    FLAT_USER or FLAT_ASSISTANT message (its content between), (head, mid, tail) of a FLAT_TOOL
-    or FLAT_TOOL_ERROR result (its id, then its content between; an Anthropic result's block)."""
-    if kind == FLAT_USER:
-        return _USER_FRAME
-    if kind == FLAT_ASSISTANT:
-        return _ASSISTANT_FRAME
-    return (_TOOL_FRAMES.get(backend) or _TOOL_FRAMES[OPENAI])[kind - FLAT_TOOL]
+def frames(backend):
+    """The bytes around a flat message's strings on the wire of `backend`, by kind: (head,
+    tail) of a FLAT_USER or FLAT_ASSISTANT message (its content between), (head, mid, tail) of
+    a FLAT_TOOL or FLAT_TOOL_ERROR result (its id, then its content between; for Anthropic
+    the result's block)."""
+    return _FRAMES.get(backend) or _FRAMES[OPENAI]
 
 
 # A record as dump writes it (ESP-Claw's cJSON writes this key order too), for reading flat

@@ -8,7 +8,7 @@
 # those bytes copied between the frames of wire.py, which owns the message shapes.
 
 from .._compat import EIO
-from ..wire import FLAT_ASSISTANT, FLAT_TOOL, FLAT_TOOL_ERROR, FLAT_USER, RECORD_HEADS, RECORD_TOOL, frame
+from ..wire import FLAT_ASSISTANT, FLAT_TOOL, FLAT_TOOL_ERROR, FLAT_USER, RECORD_HEADS, RECORD_TOOL
 from . import flat
 
 NAMES = ("", "user", "assistant", "tool", "tool")  # the role of each kind
@@ -16,18 +16,13 @@ _ROLES = (b"user", b"assistant", b"tool")
 _TOOL_KEYS = (b"role", b"tool_call_id", b"content", b"is_error")
 
 
-def messages(rd, f, off, ln, check):
-    """The flat messages of the record at (off, ln) of `f`, or None when it holds any other
-    (then it is parsed). `check`: the strings are checked to be what dumps writes (a record
-    checked by an earlier request of the session is only taken apart)."""
-    rd.open(f, off, ln)
-    out = _quick(rd, check)
-    if out is None:
-        rd.open(f, off, ln)
-        objs = flat.scan(rd, True)
-        if objs is not None and rd.ends_line() and _sendable(objs):
-            out = [of_fields(o) for o in objs]
-    return out
+def scanned(rd):
+    """The flat messages of the record opened on `rd`, checked, found by a general scan;
+    None when it holds any other (then it is parsed)."""
+    objs = flat.scan(rd, True)
+    if objs is not None and rd.ends_line() and _sendable(objs):
+        return [of_fields(o) for o in objs]
+    return None
 
 
 def again(rd, f, off, ln):
@@ -40,9 +35,10 @@ def again(rd, f, off, ln):
     return [of_fields(o) for o in objs]
 
 
-def _quick(rd, check):
-    """The flat messages of a record in the usual key order (ours, and cJSON's), checked,
-    without a general scan; None when it is not in that shape (scan it then)."""
+def quick(rd, check):
+    """The flat messages of the record opened on `rd` when it is in the usual key order
+    (ours, and cJSON's), without a general scan; None when it is not in that shape (scan it
+    then). `check`: the strings are checked to be what dumps writes."""
     if not rd.need(1):
         return None
     if rd.buf[rd.pos] == 91:  # [: tool results
@@ -135,23 +131,22 @@ def _sendable(objs):
     return True
 
 
-def parts(backend, d):
-    """The wire text of flat message `d`: bytes, and (start, end) spans of its record's file
-    (an Anthropic tool result as its block alone: it goes into its round's message)."""
-    kind = d[0]
+def wire_parts(frames, d):
+    """The wire text of flat message `d` framed by `frames` (wire.frames of the backend):
+    bytes, and (start, end) spans of its record's file (an Anthropic tool result as its block
+    alone: it goes into its round's message)."""
+    fr = frames[d[0]]
     content = (d[3], d[4]) if d[3] >= 0 else None
-    fr = frame(backend, kind)
-    if kind == FLAT_USER or kind == FLAT_ASSISTANT:
+    if len(fr) == 2:
         return [fr[0], content, fr[1]]
     return [fr[0], (d[1], d[2]) if d[1] >= 0 else None, fr[1], content, fr[2]]
 
 
-def length(backend, d):
-    """Bytes of flat message `d` on the wire (what parts() gives, counted without it)."""
-    kind = d[0]
-    fr = frame(backend, kind)
+def wire_length(frames, d):
+    """Bytes of flat message `d` on the wire (what wire_parts() gives, counted without it)."""
+    fr = frames[d[0]]
     n = d[4] - d[3] if d[3] >= 0 else 0
-    if kind == FLAT_USER or kind == FLAT_ASSISTANT:
+    if len(fr) == 2:
         return n + len(fr[0]) + len(fr[1])
     n += d[2] - d[1] if d[1] >= 0 else 0
     return n + len(fr[0]) + len(fr[1]) + len(fr[2])

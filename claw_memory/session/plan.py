@@ -11,8 +11,8 @@ from array import array
 
 from .._compat import const
 from ..messages import call_ids
-from ..wire import ANTHROPIC, ANTHROPIC_ROUND, FLAT_ASSISTANT, FLAT_TOOL, FLAT_USER, dumped
-from . import flatmsg
+from ..wire import ANTHROPIC, ANTHROPIC_ROUND, FLAT_ASSISTANT, FLAT_TOOL, FLAT_USER, dumped, frames
+from .flatmsg import NAMES, tool_id, wire_length
 
 _SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
 _TEXTS = const(2048)  # bytes of converted messages kept after the first pass
@@ -22,12 +22,13 @@ _CODES = {"user": FLAT_USER, "assistant": FLAT_ASSISTANT, "tool": FLAT_TOOL}  # 
 class Plan:
     """What the first pass learnt for one backend."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, records):
         self.backend = backend
+        self.frames = frames(backend)  # of its flat messages
         self.flags = bytearray()  # per message: sent
-        self.verdicts = bytearray()  # per record: goes out as stored (a flat record)
+        self.verdicts = bytearray(records)  # per record: goes out as stored (a flat record)
         self.spans = array("i")  # record number and flat message, for the first _SPANS
-        self.counts = bytearray()  # per record: its messages
+        self.counts = bytearray(records)  # per record: its converted messages
         self.head = b""  # the summary message, on the wire
         # Converted messages' wire text (up to _TEXTS bytes), one blob: message number, role
         # code and end offset per message in `tix`.
@@ -47,7 +48,7 @@ class Plan:
         for k in range(0, len(tix), 3):
             if tix[k] == n:
                 start = tix[k - 1] if k else 0
-                return flatmsg.NAMES[tix[k + 1]] if tix[k + 1] else None, memoryview(self.tbuf)[start : tix[k + 2]]
+                return NAMES[tix[k + 1]] if tix[k + 1] else None, memoryview(self.tbuf)[start : tix[k + 2]]
             if tix[k] > n:
                 break
         return None
@@ -68,10 +69,10 @@ def step(n, msg, backend, plan, group, total, items):
     if group is not None:
         if role == "tool":
             if d is not None:
-                length = flatmsg.length(backend, d)
+                length = wire_length(plan.frames, d)
             else:
                 length = len(dumped(m, backend, backend == ANTHROPIC))
-            group[3].append((n, m.get("tool_call_id") if d is None else flatmsg.tool_id(d), length))
+            group[3].append((n, m.get("tool_call_id") if d is None else tool_id(d), length))
             return group, total, items
         total, items = close(group, flags, total, items, backend)
         group = None
@@ -79,7 +80,7 @@ def step(n, msg, backend, plan, group, total, items):
         return None, total, items  # a result whose call is not right before it
     ids = call_ids(m) if m is not None and role == "assistant" else ()
     if d is not None:
-        k, length = 1, flatmsg.length(backend, d)
+        k, length = 1, wire_length(plan.frames, d)
     else:
         text = dumped(m, backend)
         # One item, however many wire messages it became (Responses: reasoning, text, calls):

@@ -13,18 +13,16 @@
 
 from .._compat import EIO, const
 from ..core import FINAL, TOOL_CALL, USER, backend_format
-from ..fsutil import Nothing
 from ..messages import classify, degrade, pair_tools
 from ..wire import ANTHROPIC, ANTHROPIC_ROUND, dumped
-from . import flat, flatmsg
-from . import format as fmt_
+from . import flat
 from . import window
+from .flatmsg import NAMES, again, quick, scanned, wire_parts
 from .plan import Plan, close, step
 from .state import read
-from .window import records
+from .window import foreign, records
 
 _BUF = const(1024)
-_NAMES = flatmsg.NAMES
 
 
 class History:
@@ -80,42 +78,23 @@ class History:
     # (_parsed), or as (role, flat message or None, dict or wire text or None) (_scanned,
     # _again).
 
-    def _walk(self, cur, bad):
-        """(record number, its file, offset, length, type, another backend's) of every record
-        from the window's start; the file is None for a record that is not sent: another
-        backend's tool traffic, or a record of an impossible length (counted in bad[0])."""
-        snap = self.snap
-        first = self.first
-        limit = self.limit + 1
-        with open(snap.log + fmt_.IDX, "rb") if snap.count > first else Nothing() as idx, \
-                open(snap.log, "rb") if snap.logged > first else Nothing() as lf, \
-                open(snap.log + fmt_.PEND, "rb") if snap.pend else Nothing() as pf:
-            it = records(snap, first, idx)
-            try:
-                for i, in_pend, off, ln, kind, fmt in it:
-                    mism = cur and fmt and cur != fmt
-                    f = pf if in_pend else lf
-                    if mism and kind != USER and kind != FINAL:
-                        f = None
-                    elif not 0 < ln <= limit:
-                        bad[0] += 1
-                        f = None
-                    yield i, f, off, ln, kind, mism
-            finally:
-                it.close()
+    def _records(self, theirs, bad):
+        """The records from the window's start that may be sent (`theirs`: window.foreign of
+        the backend; records of an impossible length counted in bad[0])."""
+        return records(self.snap, self.first, None, theirs, self.limit + 1, bad)
 
-    def _dicts(self, f, off, ln, kind, mism, bad):
-        """The messages of a record parsed (another backend's answer degraded), [] when it is
-        damaged (counted in bad[0]) or not sent."""
+    def _dicts(self, f, off, ln, kind, degraded, bad):
+        """The messages of a record parsed (`degraded`: another backend's answer, as text),
+        none when it is damaged (counted in bad[0]) or has no text."""
         obj = read(f, off, ln, self.limit)
-        if obj is None or not classify(obj)[0]:
+        if obj is None or not classify(obj)[0]:  # a record: a message, or a list of them
             bad[0] += 1
             return ()
-        if mism and kind == FINAL:
+        if degraded:
             obj = degrade(obj) if isinstance(obj, dict) else None
             if obj is None:
                 return ()
-        return [m for m in (obj if isinstance(obj, list) else (obj,)) if isinstance(m, dict)]
+        return obj if isinstance(obj, list) else (obj,)
 
     def _damaged(self, bad):
         if bad[0]:  # said once per request
@@ -123,73 +102,66 @@ class History:
 
     def _parsed(self, backend):
         """Every message as a dict (messages())."""
+        theirs = foreign(backend_format(backend))
         bad = [0]
-        walk = self._walk(backend_format(backend), bad)
+        it = self._records(theirs, bad)
         try:
-            for i, f, off, ln, kind, mism in walk:
-                if f is not None:
-                    for m in self._dicts(f, off, ln, kind, mism, bad):
-                        yield m
+            for i, f, off, ln, kind, fmt in it:
+                for m in self._dicts(f, off, ln, kind, kind == FINAL and fmt in theirs, bad):
+                    yield m
         finally:
-            walk.close()
+            it.close()
         self._damaged(bad)
 
     def _scanned(self, rd, plan):
         """The first pass: flat records are read through `rd` (their messages as flat
         messages) and `plan` learns them; the others are parsed."""
+        theirs = foreign(backend_format(plan.backend))
+        first = self.first
         t0, tv = self._st.checked or (0, b"")
         bad = [0]
-        walk = self._walk(backend_format(plan.backend), bad)
+        it = self._records(theirs, bad)
         try:
-            for i, f, off, ln, kind, mism in walk:
-                plan.verdicts.append(0)
-                plan.counts.append(0)
-                if f is None:
-                    continue
+            for i, f, off, ln, kind, fmt in it:
+                degraded = kind == FINAL and fmt in theirs
                 out = None
                 if kind != TOOL_CALL:  # a tool call is never flat (its calls are nested)
                     # a record checked by an earlier request of this session is only taken
                     # apart (the log is rewritten only with a new State)
-                    out = flatmsg.messages(rd, f, off, ln, not (t0 <= i < t0 + len(tv) and tv[i - t0]))
-                    if out is not None and mism and kind == FINAL and (len(out) != 1 or out[0][3] < 0):
+                    rd.open(f, off, ln)
+                    out = quick(rd, not (t0 <= i < t0 + len(tv) and tv[i - t0]))
+                    if out is None:  # not in the usual key order: scanned
+                        rd.open(f, off, ln)
+                        out = scanned(rd)
+                    if out is not None and degraded and (len(out) != 1 or out[0][3] < 0):
                         out = None  # another backend's answer that is no plain text
                 if out is not None:
-                    plan.verdicts[-1] = 1
+                    plan.verdicts[i - first] = 1
                     plan.keep(i, out)
                     for d in out:
-                        yield _NAMES[d[0]], d, None
+                        yield NAMES[d[0]], d, None
                     continue
-                ms = self._dicts(f, off, ln, kind, mism, bad)
+                ms = self._dicts(f, off, ln, kind, degraded, bad)
                 for m in ms:
                     yield m.get("role"), None, m
-                plan.counts[-1] = min(len(ms), 255)
+                plan.counts[i - first] = min(len(ms), 255)
         finally:
-            walk.close()
+            it.close()
         self._damaged(bad)
 
     def _again(self, rd, plan):
         """A later pass: what the first pass kept (flat messages' places, converted messages'
         wire text) is used, the rest read again."""
+        theirs = foreign(backend_format(plan.backend))
         first = self.first
         sp = plan.spans
         k = 0  # cursor in plan.spans
         n = 0  # messages yielded
         bad = [0]
-        walk = self._walk(backend_format(plan.backend), bad)
+        it = self._records(theirs, bad)
         try:
-            for i, f, off, ln, kind, mism in walk:
-                stored = plan.verdicts[i - first]
-                if not stored:
-                    c = plan.counts[i - first]
-                    kept = [plan.text(j) for j in range(n, n + c)]
-                    if None not in kept:
-                        for t in kept:  # converted in the first pass: kept
-                            yield t[0], None, t[1]
-                        n += c
-                        continue
-                if f is None:
-                    continue
-                if stored:
+            for i, f, off, ln, kind, fmt in it:
+                if plan.verdicts[i - first]:
                     if k < len(sp) and sp[k] == i:
                         out = []
                         while k < len(sp) and sp[k] == i:
@@ -197,24 +169,31 @@ class History:
                             k += 6
                         rd.use(f)
                     else:  # beyond what the first pass kept: scan again, unchecked
-                        out = flatmsg.again(rd, f, off, ln)
+                        out = again(rd, f, off, ln)
                     for d in out:
-                        yield _NAMES[d[0]], d, None
+                        yield NAMES[d[0]], d, None
                     n += len(out)
                     continue
-                ms = self._dicts(f, off, ln, kind, mism, bad)
+                c = plan.counts[i - first]
+                kept = [plan.text(j) for j in range(n, n + c)]
+                if None not in kept:
+                    for t in kept:  # converted in the first pass: kept
+                        yield t[0], None, t[1]
+                    n += c
+                    continue
+                ms = self._dicts(f, off, ln, kind, kind == FINAL and fmt in theirs, bad)
                 for m in ms:
                     yield m.get("role"), None, m
                 n += len(ms)
         finally:
-            walk.close()
+            it.close()
 
     # -- the request body --------------------------------------------------------------------
 
     def _plan_for(self, backend):
         p = self._plan
         if p is None or p.backend != backend:
-            p = self._plan = Plan(backend)
+            p = self._plan = Plan(backend, len(self))
             self._first_pass(p)
         return p
 
@@ -251,6 +230,7 @@ class History:
             sep = True
         grouped = backend == ANTHROPIC
         in_group = False
+        frs = plan.frames
         rd = flat.Reader(_BUF)
         it = self._again(rd, plan)
         try:
@@ -272,7 +252,7 @@ class History:
                         yield ANTHROPIC_ROUND[0]
                         in_group = True
                 if d is not None:
-                    for p in flatmsg.parts(backend, d):
+                    for p in wire_parts(frs, d):
                         if isinstance(p, tuple):
                             for c in rd.copy(p[0], p[1]):
                                 yield c

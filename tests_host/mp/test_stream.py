@@ -395,12 +395,12 @@ def test_every_flat_frame_is_the_dict_shape_for_every_backend():
         for v in _VALUES:
             if v:  # an empty content is never flat (Anthropic sends no empty assistant turn)
                 for kind, role in ((wire.FLAT_USER, "user"), (wire.FLAT_ASSISTANT, "assistant")):
-                    head, tail = wire.frame(backend, kind)
+                    head, tail = wire.frames(backend)[kind]
                     eq(head + _body(v) + tail, wire.dumped({"role": role, "content": v}, backend),
                        "%s %s %r" % (backend, role, v))
             for tid in ("c1", "toolu_\u00e9", ""):
                 for err in (False, True):
-                    head, mid, tail = wire.frame(backend, wire.FLAT_TOOL_ERROR if err else wire.FLAT_TOOL)
+                    head, mid, tail = wire.frames(backend)[wire.FLAT_TOOL_ERROR if err else wire.FLAT_TOOL]
                     m = {"role": "tool", "tool_call_id": tid, "content": v, "is_error": err}
                     eq(head + _body(tid) + mid + _body(v) + tail,
                        wire.dumped(m, backend, backend == "anthropic"), "%s result %r %r %s" % (backend, tid, v, err))
