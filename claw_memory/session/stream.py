@@ -12,7 +12,7 @@
 # history as dicts.
 
 from .._compat import EIO, const
-from ..core import FINAL, TOOL_CALL, USER, backend_format
+from ..core import FINAL, TOOL_CALL, backend_format
 from ..messages import classify, degrade, pair_tools
 from ..wire import ANTHROPIC, ANTHROPIC_ROUND, dumped
 from . import flat
