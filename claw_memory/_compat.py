@@ -16,6 +16,16 @@ except ImportError:  # CPython
         return x
 
 
+# errno values the library raises or tests (newlib's, as on ESP-IDF, and Linux's: the same
+# numbers); MicroPython's errno module lacks some of them (ENOTDIR, EBUSY, ENOSPC).
+ENOENT = const(2)
+EIO = const(5)
+EAGAIN = const(11)
+EBUSY = const(16)
+ENOTDIR = const(20)
+EISDIR = const(21)
+ENOSPC = const(28)
+
 # Ports built with a 2000 epoch (older ESP32 firmware) report time from 2000-01-01; the
 # formats store Unix seconds, as ESP-Claw's gettimeofday() does.
 _EPOCH_OFFSET = 946684800 if time.gmtime(0)[0] == 2000 else 0

@@ -30,15 +30,10 @@ def err(error, **extra):
         elif k in extra:
             v = extra[k]
             if isinstance(v, str):
-                v = cut(v, _ECHO_MAX if k == "invalid_label" else _MESSAGE_MAX)
+                v = text.cut(v, _ECHO_MAX if k == "invalid_label" else _MESSAGE_MAX)
             out.append(',"%s":%s' % (k, dumps(v)))
     out.append("}")
     return "".join(out)
-
-
-def cut(s, n):
-    """`s` cut to `n` characters, `...` marking a cut."""
-    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 def failed(op, e, log=None):

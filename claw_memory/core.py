@@ -16,12 +16,20 @@ SYSTEM_PROMPT = const(0)
 MESSAGES = const(1)
 REQUEST_START_ONLY = const(1)
 
+# -- names every layer shares ------------------------------------------------------------------
+# Backend names (ESP-Claw's, and the kinds a config names), and ESP-Claw's key under which a
+# Responses tool-call record keeps the raw Responses output.
+OPENAI = const("openai")
+ANTHROPIC = const("anthropic")
+RESPONSES = const("openai_responses")
+STATE = const("_claw_provider_state")
+
 _BACKENDS = {
-    "openai": 1,
+    OPENAI: 1,
     "openai_compatible": 1,
-    "anthropic": 2,
+    ANTHROPIC: 2,
     "anthropic_compatible": 2,
-    "openai_responses": 3,
+    RESPONSES: 3,
 }
 
 
@@ -31,6 +39,9 @@ def backend_format(name):
     if isinstance(name, int):
         return name if 0 <= name <= 3 else 0
     return _BACKENDS.get(name or "", 0)
+
+
+# -- end of the shared names -------------------------------------------------------------------
 
 
 class SessionBlocked(OSError):
@@ -135,7 +146,6 @@ def system_text(base, sections, channel=None, chat_id=None):
 # for any stand-in (tests, an offline model): both build the same `raw` records here, so a
 # stand-in's turns are persisted and replayed exactly as a real client's.
 
-_STATE = const("_claw_provider_state")  # ESP-Claw's key for the Responses output of a tool call
 # (answer, tool call) stop reasons of each backend format (1 OpenAI, 2 Anthropic, 3 Responses)
 _STOPS = {1: ("stop", "tool_calls"), 2: ("end_turn", "tool_use"), 3: ("completed", "completed")}
 _ids = 0
@@ -269,4 +279,4 @@ def calls_raw(backend, text, calls, output=None):
         output += [{"type": "function_call", "call_id": c.id, "name": c.name,
                     "arguments": c.arguments} for c in calls]
     return dumps({"role": "assistant", "content": text or None, "tool_calls": wire,
-                  _STATE: {"backend": "openai_responses", "output": output}})
+                  STATE: {"backend": RESPONSES, "output": output}})

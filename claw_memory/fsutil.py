@@ -8,12 +8,9 @@
 
 import os
 
-from ._compat import const
+from ._compat import EIO, ENOENT, ENOSPC, ENOTDIR, const
 
-_ENOENT = const(2)
-_ENOTDIR = const(20)
-_ENOSPC = const(28)
-_TMP = const(".tmp")
+TMP = const(".tmp")  # suffix of a file's next version while it is written
 _CHUNK = const(4096)  # Buffered's piece: a sector of the ESP32's FAT partition, 8 of an SD card's
 _SMALL = const(512)  # its piece when no 4 KiB run is free (an SD card's sector)
 
@@ -24,7 +21,7 @@ def _stat(path):
     try:
         return os.stat(path)
     except OSError as e:
-        if e.args[0] in (_ENOENT, _ENOTDIR):
+        if e.args[0] in (ENOENT, ENOTDIR):
             return None
         raise
 
@@ -60,7 +57,7 @@ def remove(path):
         os.remove(path)
         return True
     except OSError as e:
-        if e.args[0] == _ENOENT:
+        if e.args[0] == ENOENT:
             return False
         raise
 
@@ -82,7 +79,7 @@ def makedirs(path):
 def write_all(f, data):
     n = f.write(data)
     if n is not None and n != len(data):
-        raise OSError(_ENOSPC, "short write")
+        raise OSError(ENOSPC, "short write")
 
 
 def append(path, data):
@@ -106,7 +103,7 @@ def write_file(path, data):
 def replace(path, data):
     """Atomically replace `path`: write `path.tmp` (bytes, or a callable given the open
     file), close it, rename it over `path`."""
-    tmp = path + _TMP
+    tmp = path + TMP
     write_tmp(path, data)
     os.rename(tmp, path)
 
@@ -115,7 +112,7 @@ def write_tmp(path, data):
     """Write the complete `path.tmp` for a later rename or journal commit (a callable is
     given a Buffered file: writers read other files between their writes)."""
     out = Buffered() if callable(data) else None  # before the file: no empty tmp on MemoryError
-    with open(path + _TMP, "wb") as f:
+    with open(path + TMP, "wb") as f:
         if out is not None:
             out.f = f
             data(out)
@@ -163,7 +160,7 @@ class Buffered:
         while ln:
             got = src.readinto(mv[self.n : self.n + min(size - self.n, ln)])
             if not got:
-                raise OSError(5, "a file shrank while it was copied")
+                raise OSError(EIO, "a file shrank while it was copied")
             self.n += got
             ln -= got
             if self.n == size:
@@ -184,7 +181,7 @@ def commit(journal, paths):
     with open(journal, "wb"):
         pass
     for p in paths:
-        os.rename(p + _TMP, p)
+        os.rename(p + TMP, p)
     remove(journal)
 
 
@@ -197,7 +194,7 @@ def recover(paths, journal=None, valid=None):
     committed = journal is not None and exists(journal)
     adopted = False
     for p in paths:
-        tmp = p + _TMP
+        tmp = p + TMP
         if not exists(tmp):
             continue
         if committed or (not exists(p) and (valid is None or valid(tmp))):

@@ -3,7 +3,7 @@
 
 from . import text
 from ._compat import const, exc_text
-from .core import Hooks, SessionDeleted, note
+from .core import OPENAI, Hooks, SessionDeleted, note
 from .session import BLOCK_TEXT
 
 _PENDING_MAX = const(16)  # sessions with labels waiting for their stage note
@@ -13,7 +13,7 @@ class MemoryHooks:
     """Gate, request start, persist and stage note, plus the bookkeeping the memory tools
     feed: which requests wrote memory by hand, and which labels changed per session."""
 
-    def __init__(self, sessions, backend="openai", extraction=None, wait=20, log=None):
+    def __init__(self, sessions, backend=OPENAI, extraction=None, wait=20, log=None):
         self.sessions = sessions
         self.backend = backend
         self.extraction = extraction

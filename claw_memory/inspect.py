@@ -92,9 +92,11 @@ def _sessions(mem):
     for r in mem.sessions.list():
         r["id"] = ids.get(r["file"])
         yield r
+    from .session.format import PEND
+
     d = mem.sessions.dir + "/"
     for f, sid in ids.items():
-        if not fsutil.exists(d + f) and not fsutil.exists(d + f + ".pending"):
+        if not fsutil.exists(d + f) and not fsutil.exists(d + f + PEND):
             yield {"id": sid, "file": f, "bytes": 0, "records": 0, "pending": 0, "blocked": False}
 
 
@@ -138,6 +140,7 @@ def _find(mem, session):
     """(file name, session id or None) of a session given by id or file name; None for the
     latest session (the one written last); (None, None) when there is no such session."""
     from .session import file_name, is_log_name
+    from .session.format import PEND
 
     d = mem.sessions.dir
     ids = _chat_ids(mem)
@@ -145,7 +148,7 @@ def _find(mem, session):
         best = None
         if fsutil.is_dir(d):
             for name, is_dir in ilistdir(d):
-                log = name[:-8] if name.endswith(".pending") else name
+                log = name[: -len(PEND)] if name.endswith(PEND) else name
                 if is_dir or not is_log_name(log):
                     continue
                 key = (_mtime(d + "/" + name), log)
@@ -161,7 +164,7 @@ def _find(mem, session):
             f, sid = file_name(session), session
         except ValueError:
             return None, None
-    if f in ids or fsutil.exists(d + "/" + f) or fsutil.exists(d + "/" + f + ".pending"):
+    if f in ids or fsutil.exists(d + "/" + f) or fsutil.exists(d + "/" + f + PEND):
         return f, sid
     return None, None
 
@@ -182,7 +185,7 @@ def history(session=None, n=10, root=None, rows=False, mem=None):
     if n:
         msgs = msgs[-n:]
     out = [messages.display(x) for x in msgs]
-    shown = [dict(r, text=messages.cut(r["text"])) for r in out]
+    shown = [dict(r, text=messages.cell(r["text"])) for r in out]
     return _out(out, shown, ("role", "text"), rows, "%s (%s): last %d" % (sid or "?", f, len(out)))
 
 
@@ -195,7 +198,7 @@ def items(root=None, limit=None, rows=False, mem=None):
             break
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
                     "content": it["content"]})
-    shown = [dict(r, content=messages.cut(r["content"])) for r in out]
+    shown = [dict(r, content=messages.cell(r["content"])) for r in out]
     return _out(out, shown, ("id", "access", "labels", "content"), rows)
 
 
@@ -213,7 +216,7 @@ def profile(root=None, rows=False, mem=None):
     for name in ("user", "soul", "identity"):
         body = prof.read(name)
         out.append({"name": name, "bytes": len(body.encode()), "text": body})
-    shown = [dict(r, text=messages.cut(r["text"])) for r in out]
+    shown = [dict(r, text=messages.cell(r["text"])) for r in out]
     return _out(out, shown, ("name", "bytes", "text"), rows)
 
 
@@ -328,7 +331,7 @@ def context(session=None, system_prompt="", backend="openai", root=None, rows=Fa
     if rows:
         return out
     print("== system prompt ==\n%s" % system)
-    table([dict(r, text=messages.cut(r["text"], 100)) for r in (messages.display(x) for x in msgs)],
+    table([dict(r, text=messages.cell(r["text"], 100)) for r in (messages.display(x) for x in msgs)],
           ("role", "text"), "messages (%s, after the token budget)" % (sid or f or "no session"))
     print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in defs))
     table(layers + [{"layer": "total", "tokens": out["total"]}], ("layer", "tokens", "messages"),

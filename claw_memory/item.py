@@ -235,11 +235,6 @@ def equivalent(a, b):
     return True
 
 
-def priority(item):
-    """Sort key: access_count desc, updated_at desc, id asc."""
-    return (-item["access_count"], -item["updated_at"], item["id"])
-
-
 def score(access_count, updated_at):
     """Capacity score at compaction: one access weighs about three hours of recency."""
     return access_count * 3 + updated_at // 3600

@@ -6,8 +6,9 @@
 # (record classification, replay, degrading between backends, tool-call pairing, the text a
 # chat UI or the REPL shows) goes through this module.
 
+from . import text
 from ._compat import const
-from .core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
+from .core import FINAL, RESPONSES, STATE, TOOL_CALL, TOOL_RESULTS, USER
 
 _CUT = const(60)  # characters of text shown per table cell
 
@@ -25,8 +26,8 @@ def classify(obj):
         return TOOL_RESULTS, 0
     if role != "assistant":
         return 0, 0
-    state = obj.get("_claw_provider_state")  # ESP-Claw's OpenAI Responses records
-    if isinstance(state, dict) and state.get("backend") == "openai_responses":
+    state = obj.get(STATE)  # ESP-Claw's OpenAI Responses records
+    if isinstance(state, dict) and state.get("backend") == RESPONSES:
         return (TOOL_CALL if obj.get("tool_calls") else FINAL), 3
     if obj.get("tool_calls"):
         return TOOL_CALL, 1
@@ -37,6 +38,11 @@ def classify(obj):
                 return TOOL_CALL, 2
         return FINAL, 2
     return FINAL, 1 if "reasoning_content" in obj else 0
+
+
+def as_dict(x):
+    """`x` when it is a dict (a JSON object), else an empty one."""
+    return x if isinstance(x, dict) else {}
 
 
 def text_of(content):
@@ -142,10 +148,9 @@ def degrade(obj):
     return None
 
 
-def cut(s, n=_CUT):
-    """`s` on one line, at most `n` characters (a `~` marks the cut)."""
-    s = (s or "").replace("\n", " ")
-    return s if len(s) <= n else s[: n - 1] + "~"
+def cell(s, n=_CUT):
+    """`s` as a table cell: on one line, at most `n` characters (text.cut)."""
+    return text.cut((s or "").replace("\n", " "), n)
 
 
 def display(m):

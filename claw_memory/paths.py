@@ -3,13 +3,12 @@
 
 import os
 
-from ._compat import MICROPYTHON, const
+from ._compat import ENOENT, MICROPYTHON, const
 from .fsutil import is_dir, makedirs
 
 # MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
 # "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes), so the root gets the rest.
 _MAX_ROOT = const(61)
-_ENOENT = const(2)
 
 STORE_RECORDS = "memory_records.jsonl"  # the long-term store's journal; a FULL root has it
 STORE_INDEX = "memory_index.json"
@@ -64,5 +63,5 @@ class Layout:
     def check(self):
         """Raise OSError(ENOENT) unless the root is a data root (creates nothing)."""
         if not self.exists():
-            raise OSError(_ENOENT, "no data root at %s (no sessions/ or memory/ there)" % self.root)
+            raise OSError(ENOENT, "no data root at %s (no sessions/ or memory/ there)" % self.root)
         return self

@@ -161,6 +161,11 @@ def cut_bytes(s, max_bytes):
     return b[:i].decode()
 
 
+def cut(s, n):
+    """`s` at most `n` characters, `...` marking a cut."""
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
 def ascii_lower(s):
     """`s` with only the ASCII letters lowered (the same on MicroPython and CPython)."""
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)

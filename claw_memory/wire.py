@@ -5,8 +5,10 @@
 # Anthropic messages (content blocks, tool_use), and the Responses client's records (OpenAI
 # chat shape plus ESP-Claw's `_claw_provider_state` with the raw Responses output). Tool
 # results are always {"role":"tool","tool_call_id":..,"content":..,"is_error":..}. The
-# session layer streams a history through `to_wire` record by record, and the LLM clients
-# convert the rest of a request with the same function, so both give the same JSON.
+# session layer streams a history through `to_wire` record by record (a flat record's
+# strings copied between the byte frames at the end of this module, which spell the same
+# shapes), and the LLM clients convert the rest of a request with the same function, so both
+# give the same JSON.
 # A message becomes zero, one or more wire messages. For Anthropic, the results of one round
 # of tool calls go together in one user message (as the API wants them, right after the
 # tool_use turn); other neighbours of one role are not merged (the API combines consecutive
@@ -16,13 +18,10 @@
 import json
 
 from ._compat import const, dumps
-from .core import args_text  # noqa: F401 -- also public here: the tool-call arguments' text
-from .messages import text_of
+from .core import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text  # noqa: F401 -- args_text also public here
+from .messages import as_dict, text_of
 
-STATE = const("_claw_provider_state")  # ESP-Claw's key for the Responses output of a tool call
-OPENAI = const("openai")
-ANTHROPIC = const("anthropic")
-RESPONSES = const("openai_responses")
+_ERROR = const("Error: ")  # a tool error in the text, for APIs without an error flag
 
 
 def _args_obj(args):
@@ -35,10 +34,6 @@ def _args_obj(args):
     return args if isinstance(args, dict) else {}
 
 
-def _dict(x):
-    return x if isinstance(x, dict) else {}
-
-
 def _result_text(m):
     c = m.get("content")
     if c is None:
@@ -49,7 +44,7 @@ def _result_text(m):
 def _tool_text(m):
     """A tool result's text for APIs without an error flag."""
     text = _result_text(m)
-    return "Error: " + text if m.get("is_error") else text
+    return _ERROR + text if m.get("is_error") else text
 
 
 def calls_of(m):
@@ -57,7 +52,7 @@ def calls_of(m):
     out = []
     for c in m.get("tool_calls") or ():
         if isinstance(c, dict):
-            fn = _dict(c.get("function"))
+            fn = as_dict(c.get("function"))
             out.append((c.get("id") or "", fn.get("name") or "", args_text(fn.get("arguments"))))
     content = m.get("content")
     if isinstance(content, list):
@@ -111,7 +106,7 @@ def _anthropic(m):
         return [{"role": "assistant", "content": content}]  # the API takes a string as well
     blocks = list(content) if isinstance(content, list) else _blocks(content)
     for c in m.get("tool_calls") or ():
-        fn = _dict(c.get("function")) if isinstance(c, dict) else None
+        fn = as_dict(c.get("function")) if isinstance(c, dict) else None
         if fn is not None:
             blocks.append({"type": "tool_use", "id": c.get("id") or "", "name": fn.get("name") or "",
                            "input": _args_obj(fn.get("arguments"))})
@@ -190,6 +185,15 @@ def _all_results(w):
         isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
 
 
+def dumped(m, backend, block=False):
+    """A history message's wire messages as JSON bytes (dump), separated by commas; `block`:
+    an Anthropic tool result as its block alone, for its round's message."""
+    ws = to_wire(m, backend)
+    if block:
+        return dump(ws[0]["content"][0]).encode()
+    return b",".join(dump(w).encode() for w in ws)
+
+
 _ORDER = ("type", "role", "tool_call_id", "tool_use_id", "call_id", "content", "output", "is_error")
 
 
@@ -217,3 +221,47 @@ def dump(w):
 
 
 _KEYS = {k: '"%s":' % k for k in _ORDER}
+
+
+# -- the same shapes as bytes --------------------------------------------------------------
+# A flat message (a user or assistant message of a non-empty string content, a tool result of
+# string or null fields) is streamed from flash as the JSON strings its record stores, copied
+# between these bytes: what dump(to_wire(m, backend)) writes around them (test_stream checks
+# both for every backend and kind).
+FLAT_USER = const(1)
+FLAT_ASSISTANT = const(2)
+FLAT_TOOL = const(3)
+FLAT_TOOL_ERROR = const(4)  # a tool result with is_error true
+
+_USER_FRAME = (b'{"role":"user","content":"', b'"}')
+_ASSISTANT_FRAME = (b'{"role":"assistant","content":"', b'"}')
+_TOOL = b'{"role":"tool","tool_call_id":"'
+_ERR = _ERROR.encode()
+_FRAMES = {  # per backend, by kind (FLAT_* is the index)
+    OPENAI: (None, _USER_FRAME, _ASSISTANT_FRAME, (_TOOL, b'","content":"', b'"}'),
+             (_TOOL, b'","content":"' + _ERR, b'"}')),
+    RESPONSES: (None, _USER_FRAME, _ASSISTANT_FRAME,
+                (b'{"type":"function_call_output","call_id":"', b'","output":"', b'"}'),
+                (b'{"type":"function_call_output","call_id":"', b'","output":"' + _ERR, b'"}')),
+    ANTHROPIC: (None, _USER_FRAME, _ASSISTANT_FRAME,
+                (b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":false}'),
+                (b'{"type":"tool_result","tool_use_id":"', b'","content":"', b'","is_error":true}')),
+}
+# Anthropic: the results of one round of tool calls in one user message (see convert), each
+# result's block (its frame above) between these, separated by commas.
+ANTHROPIC_ROUND = (b'{"role":"user","content":[', b"]}")
+
+
+def frames(backend):
+    """The bytes around a flat message's strings on the wire of `backend`, by kind: (head,
+    tail) of a FLAT_USER or FLAT_ASSISTANT message (its content between), (head, mid, tail) of
+    a FLAT_TOOL or FLAT_TOOL_ERROR result (its id, then its content between; for Anthropic
+    the result's block)."""
+    return _FRAMES.get(backend) or _FRAMES[OPENAI]
+
+
+# A record as dump writes it (ESP-Claw's cJSON writes this key order too), for reading flat
+# records without a general scan: what comes before a user or assistant message's content
+# string, and a tool result's parts before its id string, its content and its error flag.
+RECORD_HEADS = ((_USER_FRAME[0], FLAT_USER, "user"), (_ASSISTANT_FRAME[0], FLAT_ASSISTANT, "assistant"))
+RECORD_TOOL = (_TOOL, b',"content":"', b',"is_error":')

@@ -14,10 +14,10 @@ import os
 
 import claw_memory
 from claw_memory.session import is_log_name
+from claw_memory.session.format import IDX, LEFTOVERS, PEND
 
-_PENDING = ".pending"
 # A session's files: the log, its index, the pending turn, and leftovers of rewrites.
-_SUFFIXES = ("", ".idx", _PENDING, ".commit", ".tmp", ".idx.tmp", _PENDING + ".tmp")
+_SUFFIXES = ("", IDX, PEND) + LEFTOVERS
 _RECORDS = "memory_records.jsonl"
 
 
@@ -42,8 +42,8 @@ def session_files(root):
     names = set()
     if os.path.isdir(d):
         for name in os.listdir(d):
-            if name.endswith(_PENDING):
-                name = name[: -len(_PENDING)]
+            if name.endswith(PEND):
+                name = name[: -len(PEND)]
             if is_log_name(name) and not os.path.isdir(os.path.join(d, name)):
                 names.add(name)
     return sorted(names)
@@ -76,12 +76,12 @@ def session_problems(name, r, before, after):
         out.append("%s: %s that %s no chat record (damaged or garbage), removed" % (
             name, _plural(r["dropped"], "line"), "is" if r["dropped"] == 1 else "are"))
     if r.get("pending_dropped"):
-        out.append("%s%s: a torn or damaged line of the unfinished turn, removed" % (name, _PENDING))
+        out.append("%s%s: a torn or damaged line of the unfinished turn, removed" % (name, PEND))
     if r.get("pending_logged"):
         out.append("%s%s: %s already in the log (a cut after the turn was logged), removed" % (
-            name, _PENDING, _plural(r["pending_logged"], "record")))
+            name, PEND, _plural(r["pending_logged"], "record")))
     if r.get("pending_unreadable"):
-        out.append("%s%s: unreadable, removed" % (name, _PENDING))
+        out.append("%s%s: unreadable, removed" % (name, PEND))
     if r.get("index_entries_dropped"):
         out.append("%s: %s of the index dropped (bad or past the log)" % (
             name, _plural(r["index_entries_dropped"], "entry").replace("entrys", "entries")))
@@ -95,15 +95,15 @@ def session_problems(name, r, before, after):
     explained = set()
     if any(r.get(k) for k in ("torn_tail_bytes", "dropped", "index_entries_dropped", "rebuilt_index",
                               "reindexed")):
-        explained |= {"", ".idx"}
+        explained |= {"", IDX}
     if any(r.get(k) for k in ("pending_dropped", "pending_logged", "pending_unreadable")):
-        explained.add(_PENDING)
+        explained.add(PEND)
     for suffix in _SUFFIXES:
         if suffix not in changed or suffix in explained:
             continue
         what = "removed" if suffix not in after else "created" if suffix not in before else "rewritten"
-        why = {_PENDING: " (pending turn reconciled with the log)", "": "",
-               ".idx": " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
+        why = {PEND: " (pending turn reconciled with the log)", "": "",
+               IDX: " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
         out.append("%s%s: %s by repair%s" % (name, suffix, what, why))
     return out
 

@@ -152,9 +152,9 @@ def cmd_inspect(args):
         print("data root: %s (%s)" % (where, mem.mode))
         table(_shown(sessions), _SESSION_COLS, "sessions")
         for s in sessions:
-            table([dict(r, text=messages.cut(r["text"], 100)) for r in s["history"]], ("role", "text"),
+            table([dict(r, text=messages.cell(r["text"], 100)) for r in s["history"]], ("role", "text"),
                   "history of %s (%s), last %d" % (s["id"] or "?", s["file"], len(s["history"])))
-        table([dict(i, content=messages.cut(i["content"], 80)) for i in out["items"]],
+        table([dict(i, content=messages.cell(i["content"], 80)) for i in out["items"]],
               ("id", "access", "labels", "content"), "items")
         table(out["labels"], ("summary_id", "label", "ref_count"), "label catalog")
         print("\n== profile ==")
@@ -213,7 +213,7 @@ def cmd_context(args):
             return EXIT_OK
         print("data root: %s, session: %s, backend: %s" % (where, ctx["session"] or "(none)", args.backend))
         print("\n== system prompt ==\n%s" % ctx["system"])
-        table([dict(r, text=messages.cut(r["text"], 100)) for r in (messages.display(x) for x in ctx["messages"])],
+        table([dict(r, text=messages.cell(r["text"], 100)) for r in (messages.display(x) for x in ctx["messages"])],
               ("role", "text"), "messages (after the token budget)")
         print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in ctx["tools"]))
         table(ctx["layers"] + [{"layer": "total", "tokens": ctx["total"]}], ("layer", "tokens", "messages"),

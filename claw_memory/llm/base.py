@@ -58,10 +58,6 @@ def _tool_defs(tools):
     return out
 
 
-def _dict(x):
-    return x if isinstance(x, dict) else {}
-
-
 def _fill_ids(calls, key):
     """Give tool calls without an id one (some compatible servers omit it), so that their
     results can still be paired with them when the history is replayed."""

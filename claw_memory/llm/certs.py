@@ -11,7 +11,7 @@
 # cannot parse PEM). mbedTLS keeps the parsed roots outside the GC heap (about 2.8 KB each on
 # the unix port); keep the bundle to the roots the board needs.
 
-from .._compat import MICROPYTHON
+from .._compat import ENOENT, MICROPYTHON
 
 DEFAULT_CA = "/certs/ca.pem"
 # ESP32 firmware mounts its filesystem at "/"; the virtual board and some ports at /flash.
@@ -119,7 +119,7 @@ def ders(ca):
         try:
             f = open(ca, "rb")
         except OSError as e:
-            raise OSError(e.args[0] if e.args else 2, "CA bundle %s cannot be read: %s" % (ca, e))
+            raise OSError(e.args[0] if e.args else ENOENT, "CA bundle %s cannot be read: %s" % (ca, e))
         with f:
             yield from _pem(f)
     elif _BEGIN in ca:

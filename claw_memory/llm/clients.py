@@ -6,7 +6,8 @@ from .._compat import dumps
 from ..core import Reply, ToolCall, answer_raw, args_text, calls_raw
 from ..messages import text_of
 from ..wire import ANTHROPIC, OPENAI, RESPONSES
-from .base import _Bad, _Client, _dict, _fill_ids, _tool_defs, _wire
+from ..messages import as_dict
+from .base import _Bad, _Client, _fill_ids, _tool_defs, _wire
 
 # -- OpenAI chat completions -----------------------------------------------------------------
 
@@ -207,7 +208,7 @@ def _from_responses(obj):
     `_claw_provider_state` so that the next request can replay it verbatim."""
     err = obj.get("error")
     if err:
-        raise _Bad("error: %s" % (_dict(err).get("message") or err))
+        raise _Bad("error: %s" % (as_dict(err).get("message") or err))
     status = obj.get("status")
     if status == "failed":
         raise _Bad("status failed")
@@ -222,7 +223,7 @@ def _from_responses(obj):
         kind = item.get("type")
         if kind == "message":
             for part in item.get("content") or ():
-                part = _dict(part)
+                part = as_dict(part)
                 key = {"output_text": "text", "refusal": "refusal"}.get(part.get("type"))
                 if key and isinstance(part.get(key), str):
                     texts.append(part[key])
@@ -233,7 +234,7 @@ def _from_responses(obj):
             calls.append(item)
     _fill_ids(calls, "call_id")
     text = "".join(texts)
-    reason = _dict(obj.get("incomplete_details")).get("reason")
+    reason = as_dict(obj.get("incomplete_details")).get("reason")
     if status == "incomplete" and not text and not calls:
         raise _Bad("incomplete (%s)" % reason)
     stop = reason if status == "incomplete" and reason else status

@@ -3,14 +3,13 @@
 # MIT license
 #
 # Reading order: format (names and bytes), state (what is known about a session), write (the
-# persist path), repair (open, analyse, repair, settle), compact, window (the token budget),
-# flat and stream (the history streamed into a request), replay (pages, export), sessions
-# (the Sessions class). docs/FORMAT.md has the file formats.
+# persist path), repair (open, analyse, repair, settle) and pending (the pending file on
+# open), compact, window (the token budget), flat, flatmsg, plan and stream (the history
+# streamed into a request), replay (pages, export), sessions (the Sessions class).
+# docs/FORMAT.md has the file formats.
 
-from ..messages import classify, visible_text
 from .compact import BLOCK_TEXT
 from .format import file_name, is_log_name
 from .sessions import HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
-__all__ = ("BLOCK_TEXT", "HISTORY_TOKENS", "SIZE_LIMIT", "Sessions", "classify", "file_name",
-           "is_log_name", "visible_text")
+__all__ = ("BLOCK_TEXT", "HISTORY_TOKENS", "SIZE_LIMIT", "Sessions", "file_name", "is_log_name")

@@ -19,7 +19,8 @@ from .. import fsutil
 from .._compat import const
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from . import format as fmt_
-from .repair import Entries, rebase_pending
+from .pending import rebase_pending
+from .repair import Entries
 from .state import State, each
 from .write import flush_index
 
@@ -84,7 +85,7 @@ def target(limit, turn):
 
 def compact(log, st, size_limit, note):
     """Compact the session; returns its new State, or None when it was blocked instead."""
-    idx = log + ".idx"
+    idx = log + fmt_.IDX
     plan = _Plan(log, st)
     planned = i = 0
     for off, ln, kind, fmt in each(log, st):
@@ -113,12 +114,12 @@ def compact(log, st, size_limit, note):
         planned -= dropped
     if planned > size_limit:
         flush_index(log, st)
-        fsutil.write_file(log + ".blocked", b"")
+        fsutil.write_file(log + fmt_.BLOCKED, b"")
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = i = 0
-    with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
+    with open(log, "rb") as lf, open(log + fmt_.TMP, "wb") as f, open(idx + fmt_.TMP, "wb") as iout:
         out.f = f
         ents = Entries(iout)
         iout.write(fmt_.HEADER)
@@ -130,7 +131,7 @@ def compact(log, st, size_limit, note):
             i += 1
         ents.flush()
         out.flush()
-    fsutil.commit(log + ".commit", [log, idx])
+    fsutil.commit(log + fmt_.COMMIT, [log, idx])
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)

@@ -10,7 +10,7 @@
 # parsed and written again are the same bytes.
 # Anything else (nested values, duplicate keys, bad bytes) makes the caller parse the record.
 
-from .._compat import const
+from .._compat import EIO, const
 
 _SHORT = const(256)  # string values kept as bytes up to this length (roles, ids, keys)
 _BOM = b"\xef\xbb\xbf"
@@ -55,7 +55,7 @@ class Reader:
         k = min(len(self.buf) - keep, self.left)
         got = self.f.readinto(memoryview(self.buf)[keep : keep + k])
         if not got:
-            raise OSError(5, "session file shrank while reading")
+            raise OSError(EIO, "session file shrank while reading")
         self.left -= got
         self.n += got
         return True
@@ -105,7 +105,7 @@ class Reader:
         while left:
             got = f.readinto(buf[: min(left, len(buf))])
             if not got:
-                raise OSError(5, "session file shrank while reading")
+                raise OSError(EIO, "session file shrank while reading")
             left -= got
             yield buf[:got]
 

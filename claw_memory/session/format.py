@@ -14,7 +14,7 @@
 import struct
 
 from .. import fsutil, text
-from .._compat import const
+from .._compat import EIO, const
 
 _FMT = const("<IIBB")
 HEADER = b"CHDX\x01\x00\x0a\x00"  # struct.pack("<IHH", 0x58444843, 1, 10)
@@ -24,7 +24,17 @@ ENT = const(10)
 assert struct.calcsize(_FMT) == ENT and struct.calcsize("<IHH") == HDR
 assert struct.unpack("<IHH", HEADER) == (0x58444843, 1, 10)
 
-PEND = ".pending"
+# The files of a session, named by the log's name and a suffix (`s_..._<hash>.log.idx`):
+IDX = ".idx"  # the index
+PEND = ".pending"  # the unfinished turn
+BLOCKED = ".blocked"  # the block marker
+COMMIT = ".commit"  # the journal of a rewrite of the log and its index together
+TMP = fsutil.TMP  # a file's next version while it is written (fsutil.replace, rewrites)
+IDX_TMP = IDX + TMP
+PEND_TMP = PEND + TMP
+LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)  # what interrupted rewrites leave, journal first
+DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
+
 CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
 _CHUNK = const(64)  # index entries read per chunk
 _SAFE_MAX = const(24)
@@ -87,7 +97,7 @@ def entries(f, count, start=0):
     while i < count:
         k = min(_CHUNK, count - i)
         if f.readinto(memoryview(buf)[: k * ENT]) != k * ENT:
-            raise OSError(5, "session index shrank while reading")
+            raise OSError(EIO, "session index shrank while reading")
         for j in range(k):
             off, ln, t, fmt = struct.unpack_from(_FMT, buf, j * ENT)
             yield i, off, ln, t, fmt
@@ -103,7 +113,7 @@ def entries_back(f, count):
         i -= k
         f.seek(HDR + ENT * i)
         if f.readinto(memoryview(buf)[: k * ENT]) != k * ENT:
-            raise OSError(5, "session index shrank while reading")
+            raise OSError(EIO, "session index shrank while reading")
         for j in range(k - 1, -1, -1):
             off, ln, t, fmt = struct.unpack_from(_FMT, buf, j * ENT)
             yield i + j, off, ln, t, fmt
@@ -119,27 +129,9 @@ def valid_entry(t, fmt, ln):
     return 1 <= t <= 4 and fmt <= 3 and ln > 0
 
 
-def copy_entries(f, out, count, drop=None):
-    """Copy the first `count` entries of an open .idx to `out`, leaving out those in `drop`."""
-    buf = bytearray(ENT * _CHUNK)
-    f.seek(HDR)
-    i = 0
-    while i < count:
-        k = min(_CHUNK, count - i)
-        mv = memoryview(buf)[: k * ENT]
-        f.readinto(mv)
-        if drop:
-            for j in range(k):
-                if i + j not in drop:
-                    out.write(mv[j * ENT : (j + 1) * ENT])
-        else:
-            out.write(mv)
-        i += k
-
-
 def whole_index(path):
     """Whether an `.idx.tmp` left by a cut is a complete index (header and whole entries)."""
-    if not path.endswith(".idx.tmp"):
+    if not path.endswith(IDX_TMP):
         return False
     n = fsutil.size(path)
     if n < HDR or (n - HDR) % ENT:
@@ -230,5 +222,5 @@ def pending_bodies(path, count, limit):
             line = _whole_line(f, limit)
             rec = pending_record(line)
             if rec is None:
-                raise OSError(5, "pending file changed while reading")
+                raise OSError(EIO, "pending file changed while reading")
             yield rec[0], rec[1], line[2:-1]

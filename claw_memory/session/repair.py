@@ -1,5 +1,5 @@
 # claw_memory.session.repair: analyse a session's files, plan and apply repairs, settle
-# the pending file and the leftovers of interrupted rewrites.
+# the leftovers of interrupted rewrites, and open a session (with session.pending).
 # MIT license
 #
 # Repair instead of wipe (ESP-Claw recreates a session on any mismatch). On every open, what
@@ -13,12 +13,12 @@
 # Nothing is collected in RAM: analyse() counts, apply() walks the files again and writes.
 
 from .. import fsutil, text
-from .._compat import const
+from .._compat import EISDIR, const
 from ..messages import classify
 from . import format as fmt_
+from .pending import Pending, rebase_pending
 from .state import State, read
 
-_LEFTOVERS = (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp")
 _BATCH = const(100)  # index entries written at once
 
 
@@ -62,10 +62,10 @@ class Plan:
 
 def analyse(log, limit, deep=False):
     """A Plan for the session's .log/.idx (`deep`: also parse every indexed record)."""
-    idx = log + ".idx"
+    idx = log + fmt_.IDX
     for p in (log, idx, log + fmt_.PEND):
         if fsutil.is_dir(p):
-            raise OSError(21, "session file is a directory: " + p)
+            raise OSError(EISDIR, "session file is a directory: " + p)
     plan = Plan()
     plan.log_size = fsutil.size(log)
     plan.idx_size = fsutil.size(idx)
@@ -134,7 +134,7 @@ def _walk(log, plan, limit, emit):
     count = emit is None
     drop = plan.drop or ()
     pos = 0
-    with open(log, "rb") as lf, open(log + ".idx", "rb") if plan.prefix else fsutil.Nothing() as f:
+    with open(log, "rb") as lf, open(log + fmt_.IDX, "rb") if plan.prefix else fsutil.Nothing() as f:
         if plan.prefix:
             for i, off, ln, t, fmt in fmt_.entries(f, plan.prefix):
                 if off > pos:
@@ -187,7 +187,7 @@ def _scan(lf, pos, end, plan, limit, emit, count, tail):
 def apply(log, plan, limit, rewrite=False):
     """Write what `analyse` planned; returns the resulting State. `rewrite`: also rewrite
     the log without its damage (garbage lines, a torn tail, damaged records)."""
-    idx = log + ".idx"
+    idx = log + fmt_.IDX
     if plan.log_size < 0:
         if plan.idx_size >= 0:
             fsutil.remove(idx)  # an index without its log describes nothing
@@ -249,10 +249,10 @@ class Entries:
 
 def _rewrite(log, plan, limit):
     """Both files written again, with only the records to keep, committed together."""
-    idx = log + ".idx"
+    idx = log + fmt_.IDX
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = [0]
-    with open(log, "rb") as lf, open(log + ".tmp", "wb") as f, open(idx + ".tmp", "wb") as iout:
+    with open(log, "rb") as lf, open(log + fmt_.TMP, "wb") as f, open(idx + fmt_.TMP, "wb") as iout:
         out.f = f
         ents = Entries(iout)
         iout.write(fmt_.HEADER)
@@ -265,131 +265,23 @@ def _rewrite(log, plan, limit):
         _walk(log, plan, limit, copy)
         ents.flush()
         out.flush()
-    fsutil.commit(log + ".commit", [log, idx])
+    fsutil.commit(log + fmt_.COMMIT, [log, idx])
     return State(pos[0], ents.n, pos[0], 0, fmt_.HDR + fmt_.ENT * ents.n)
 
 
 def leftovers(log):
     """Leftover files of interrupted rewrites beside the log (names without the folder)."""
-    return [log.rsplit("/", 1)[-1] + s for s in _LEFTOVERS if fsutil.exists(log + s)]
+    return [log.rsplit("/", 1)[-1] + s for s in fmt_.LEFTOVERS if fsutil.exists(log + s)]
 
 
 def settle(log):
     """Settle leftovers of a compaction or repair (journal) or of an index or pending rewrite.
 
     A lone `.idx.tmp` whose index is gone is adopted when whole; a lone `.log.tmp` never is.
-    A pending file rewritten by `settle_pending` and cut inside FAT's remove-then-rename is
-    adopted when its header is whole."""
-    fsutil.recover([log, log + ".idx"], journal=log + ".commit", valid=fmt_.whole_index)
+    A pending file rewritten by `Pending.settle` or `rebase_pending` and cut inside FAT's
+    remove-then-rename is adopted when its header is whole."""
+    fsutil.recover([log, log + fmt_.IDX], journal=log + fmt_.COMMIT, valid=fmt_.whole_index)
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
-
-
-class Pending:
-    """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
-    lines, `logged` leading records the log already holds (a completing append cut before
-    the pending file went), `unreadable` header; `rewrite`: its header names another log
-    size."""
-
-    def __init__(self, log, limit):
-        self.path = log + fmt_.PEND
-        self.records = self.dropped = self.logged = 0
-        self.unreadable = self.rewrite = False
-        self.recs = None
-        if fsutil.size(self.path) < 0:
-            return
-        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
-        if l0 is None:
-            self.unreadable = True
-            return
-        self.recs = recs
-        self.dropped = torn
-        log_size = max(fsutil.size(log), 0)
-        if log_size > l0 and recs:
-            self.logged = _logged(log, self.path, l0, log_size, recs)
-        self.records = len(recs) - self.logged
-        self.log_size = log_size
-        self.rewrite = bool(self.logged or torn or log_size != l0)
-
-    def report(self):
-        return {"pending": self.records, "pending_dropped": self.dropped,
-                "pending_logged": self.logged, "pending_unreadable": self.unreadable}
-
-    def problems(self):
-        return self.dropped or self.logged or self.unreadable
-
-    def settle(self, note):
-        """Reconcile the pending file with the log; returns (records, size)."""
-        pend = self.path
-        if self.unreadable:
-            fsutil.remove(pend)
-            note("%s: unreadable pending file removed" % pend)
-            return 0, -1
-        if self.recs is None:
-            return 0, -1
-        if not self.records:
-            fsutil.remove(pend)
-            return 0, -1
-        if self.rewrite:
-            recs = self.recs[self.logged :]
-
-            def write(out):
-                out.write(fmt_.pending_head(self.log_size))
-                with open(pend, "rb") as f:
-                    for k, fmt, off, ln in recs:
-                        out.copy(f, off, ln)
-
-            fsutil.replace(pend, write)
-        return self.records, fsutil.size(pend)
-
-
-def _logged(log, pend, l0, log_size, recs):
-    """How many leading pending records the log holds complete from offset l0."""
-    done = 0
-    with open(log, "rb") as lf, open(pend, "rb") as pf:
-        pos = l0
-        lf.seek(pos)
-        head = lf.read(len(fmt_.CLOSER))
-        if head == fmt_.CLOSER:
-            pos += len(fmt_.CLOSER)  # what closed a torn tail before the append
-        elif head[:1] == b"\n":
-            pos += 1
-        for k, fmt, off, ln in recs:
-            body = ln - 3  # the JSON without the 2-digit prefix and the newline
-            if pos + body > log_size:
-                break
-            pf.seek(off + 2)
-            lf.seek(pos)
-            if lf.read(body) != pf.read(body):
-                break
-            if lf.read(1) != b"\n":
-                break  # without its newline the record is a torn tail, not logged
-            pos += body + 1
-            done += 1
-    return done
-
-
-def rebase_pending(log, st):
-    """After a rewrite of the log: the pending file's header names the new log size, where
-    the turn's completing append will start (a cut there is recognised by it)."""
-    pend = log + fmt_.PEND
-    if st.pend_size < 0:
-        return
-    with open(pend, "rb") as f:
-        if fmt_.read_pending_head(f) == max(st.log_size, 0):
-            return
-
-    def write(out):
-        out.write(fmt_.pending_head(max(st.log_size, 0)))
-        with open(pend, "rb") as f:
-            head = len(f.readline())
-            out.copy(f, head, fsutil.size(pend) - head)
-
-    fsutil.replace(pend, write)
-    st.pend_size = fsutil.size(pend)
-
-
-def _chat_record(body):
-    return classify(text.json_value(body))[0] != 0
 
 
 def open_state(log, limit, note, deep=False):

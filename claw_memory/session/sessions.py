@@ -8,17 +8,16 @@
 
 from .. import fsutil
 from .._compat import const, ilistdir
-from ..core import SessionBlocked, backend_format, note
+from ..core import OPENAI, SessionBlocked, backend_format, note
 from . import compact as compact_
 from . import format as fmt_
-from . import repair, replay, window, write
+from . import pending, repair, replay, window, write
 from .compact import BLOCK_TEXT
 from .stream import History
 from .write import flush_index
 
 _CACHE_MAX = const(4)
 _DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
-DELETING = ".deleting"  # journal of a deletion in progress: the log's file name
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
@@ -80,7 +79,7 @@ class Sessions:
         if st is not None:
             if (
                 fsutil.size(log) == st.log_size
-                and fsutil.size(log + ".idx") == st.idx_size
+                and fsutil.size(log + fmt_.IDX) == st.idx_size
                 and fsutil.size(log + fmt_.PEND) == st.pend_size
             ):
                 return st
@@ -116,7 +115,7 @@ class Sessions:
 
     # -- writing --------------------------------------------------------------------------
 
-    def persist(self, session_id, records, turn_completed=False, backend="openai"):
+    def persist(self, session_id, records, turn_completed=False, backend=OPENAI):
         """Durably record a batch of (type, message_json, text) records. Returns the block
         warning when this batch completed a turn that left the session over the limit.
 
@@ -128,7 +127,7 @@ class Sessions:
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
         fmt = backend_format(backend)
         self._settle()
-        if fsutil.exists(log + ".blocked"):
+        if fsutil.exists(log + fmt_.BLOCKED):
             raise SessionBlocked(1, BLOCK_TEXT)
         fsutil.makedirs(self.dir)
         st = self._open(log)
@@ -180,7 +179,7 @@ class Sessions:
 
     # -- reading --------------------------------------------------------------------------
 
-    def history(self, session_id, backend="openai", tokens=None, file=None):
+    def history(self, session_id, backend=OPENAI, tokens=None, file=None):
         """What a request sends of the session's history, as a History: streamed from flash
         into the request body (transport.Body), or `.messages()` as dicts. The newest records
         within `tokens` (default `history_tokens`; 0 or None: all of it), starting at a user
@@ -191,7 +190,7 @@ class Sessions:
         first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)
 
-    def messages(self, session_id, backend="openai", file=None, tokens=None):
+    def messages(self, session_id, backend=OPENAI, file=None, tokens=None):
         """The history a request sends (see `history`) as message dicts, in file order:
         tool-result arrays flattened into tool messages, records of the other backend
         degraded to text, unpaired tool calls and results left out. [] when there is none.
@@ -215,7 +214,7 @@ class Sessions:
         """Whether the session is blocked (over the limit even after compaction)."""
         log = self._target(session_id, file)
         self._settle()  # a deletion a cut interrupted takes its block marker too
-        return fsutil.exists(log + ".blocked")
+        return fsutil.exists(log + fmt_.BLOCKED)
 
     # -- administration -------------------------------------------------------------------
 
@@ -226,7 +225,7 @@ class Sessions:
         log = self.path(session_id)
         self._forget(log)
         self._settle()
-        journal = self.dir + "/" + DELETING
+        journal = self.dir + "/" + fmt_.DELETING
         found = fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
         if found:
             fsutil.makedirs(self.dir)
@@ -258,7 +257,7 @@ class Sessions:
         if self._settled:
             return
         self._settled = True
-        journal = self.dir + "/" + DELETING
+        journal = self.dir + "/" + fmt_.DELETING
         if fsutil.size(journal) < 0:
             return
         with open(journal, "rb") as f:
@@ -280,7 +279,7 @@ class Sessions:
         st = self._open(log)
         return {"file": log.rsplit("/", 1)[-1], "bytes": max(st.log_size, 0),
                 "records": st.records(), "pending": st.pend,
-                "blocked": fsutil.exists(log + ".blocked")}
+                "blocked": fsutil.exists(log + fmt_.BLOCKED)}
 
     def list(self):
         """Every session under the directory, as `stat` reports it, one at a time in the
@@ -314,9 +313,9 @@ class Sessions:
             records = repair.analyse(log, self.max_record_bytes).report()["records"]
         pend = 0
         if fsutil.size(log + fmt_.PEND) >= 0:
-            pend = repair.Pending(log, self.max_record_bytes).records
+            pend = pending.Pending(log, self.max_record_bytes).records
         return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
-                "pending": pend, "blocked": fsutil.exists(log + ".blocked")}
+                "pending": pend, "blocked": fsutil.exists(log + fmt_.BLOCKED)}
 
     def verify(self, session_id=None, file=None):
         """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
@@ -324,7 +323,7 @@ class Sessions:
         log = self._target(session_id, file)
         self._flushed(log)  # our own unindexed records are no damage
         rep = repair.analyse(log, self.max_record_bytes, deep=True).report()
-        rep.update(repair.Pending(log, self.max_record_bytes).report())
+        rep.update(pending.Pending(log, self.max_record_bytes).report())
         rep["leftovers"] = repair.leftovers(log)
         return rep
 
@@ -363,9 +362,9 @@ class Sessions:
             data += raw + b"\n"
         fsutil.makedirs(self.dir)
         fsutil.write_file(log, data)
-        fsutil.write_file(log + ".idx", ents)
+        fsutil.write_file(log + fmt_.IDX, ents)
         if blocked:
-            fsutil.write_file(log + ".blocked", b"")
+            fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
 
 
@@ -373,8 +372,7 @@ def _remove_files(log):
     """Remove a session's files; True if any existed. Temp files and the journal first (a
     journal would resurrect them), the log and its index, the block marker last."""
     found = False
-    for suffix in (".commit", ".tmp", ".idx.tmp", fmt_.PEND + ".tmp", fmt_.PEND, "", ".idx",
-                   ".blocked"):
+    for suffix in fmt_.LEFTOVERS + (fmt_.PEND, "", fmt_.IDX, fmt_.BLOCKED):
         found = fsutil.remove(log + suffix) or found
     return found
 
@@ -383,9 +381,9 @@ def _indexed(log, size):
     """Entries of a sound index whose last record ends where the log does (nothing for an
     open to re-index), else -1."""
     if size <= 0:
-        return 0 if size < 0 and fsutil.size(log + ".idx") < 0 else -1
+        return 0 if size < 0 and fsutil.size(log + fmt_.IDX) < 0 else -1
     try:
-        with open(log + ".idx", "rb") as f:
+        with open(log + fmt_.IDX, "rb") as f:
             head = f.read(fmt_.HDR)
             n = f.seek(0, 2)
             count = fmt_.entry_count(n)

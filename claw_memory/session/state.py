@@ -31,7 +31,7 @@ class State:
 def each(log, st):
     """(offset, length, type, backend) of every logged record: indexed ones, then lag."""
     if st.count:
-        with open(log + ".idx", "rb") as f:
+        with open(log + fmt_.IDX, "rb") as f:
             for i, off, ln, kind, fmt in fmt_.entries(f, st.count):
                 yield off, ln, kind, fmt
     for j in range(0, len(st.lag), fmt_.ENT):

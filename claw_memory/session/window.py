@@ -12,6 +12,7 @@ from ..fsutil import Nothing
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_RESULTS, USER
 from ..messages import degrade
+from ..wire import RECORD_HEADS
 from . import format as fmt_
 from .state import read
 
@@ -48,22 +49,52 @@ class Snapshot:
         self.total = self.logged + len(pend)
 
 
-def records(snap, i0, idx):
-    """(i, in pending file, offset, length, type, backend) of records i0.. of a snapshot;
-    `idx` is the open .idx file."""
-    i = i0
-    if i < snap.count:
-        for i, off, ln, kind, fmt in fmt_.entries(idx, snap.count, i0):
-            yield i, False, off, ln, kind, fmt
-        i = snap.count
-    while i < snap.logged:
+_FOREIGN = (b"", b"\x02\x03", b"\x01\x03", b"\x01\x02")
+
+
+def foreign(cur):
+    """The backend formats (bytes) of the records that are another backend's for a request
+    of backend format `cur` (a record or a request of format 0 is anyone's)."""
+    return _FOREIGN[cur]
+
+
+def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
+    """(i, file, offset, length, type, backend) of records i0..end-1 of a snapshot (to its
+    end by default), each with its file (the log or the pending file, opened here and closed
+    with the generator). With `theirs` (foreign() of a request's backend format), only those
+    the request may send: not another backend's tool traffic, nor of an impossible length
+    (over `limit` bytes; counted in bad[0])."""
+    if end is None:
+        end = snap.total
+    with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 else Nothing() as idx, \
+            open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
+            open(snap.log + fmt_.PEND, "rb") if snap.pend and end > snap.logged else Nothing() as pf:
+        for src, f in ((fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
+                       (_lag(snap, i0), lf), (_pending(snap, i0), pf)):
+            for i, off, ln, kind, fmt in src:
+                if i >= end:
+                    return
+                if theirs is not None:
+                    if kind != USER and kind != FINAL and fmt in theirs:
+                        continue  # another backend's tool traffic
+                    if not 0 < ln <= limit:
+                        bad[0] += 1
+                        continue
+                yield i, f, off, ln, kind, fmt
+
+
+def _lag(snap, i0):
+    # (i, offset, length, type, backend) of the records logged but not indexed yet
+    for i in range(max(i0, snap.count), snap.logged):
         off, ln, kind, fmt = fmt_.unpack(snap.lag, (i - snap.count) * fmt_.ENT)
-        yield i, False, off, ln, kind, fmt
-        i += 1
-    while i < snap.total:
+        yield i, off, ln, kind, fmt
+
+
+def _pending(snap, i0):
+    # (i, offset, length, type, backend) of the pending file's records
+    for i in range(max(i0, snap.logged), snap.total):
         kind, fmt, off, ln = snap.pend[i - snap.logged]
-        yield i, True, off, ln, kind, fmt
-        i += 1
+        yield i, off, ln, kind, fmt
 
 
 def _newest_first(snap):
@@ -78,7 +109,7 @@ def _newest_first(snap):
         off, ln, kind, fmt = fmt_.unpack(lag, j)
         yield i, kind, ln
     if snap.count:
-        with open(snap.log + ".idx", "rb") as f:
+        with open(snap.log + fmt_.IDX, "rb") as f:
             for i, off, ln, kind, fmt in fmt_.entries_back(f, snap.count):
                 yield i, kind, ln
 
@@ -125,21 +156,19 @@ def summary(snap, st, first, cur, limit):
         cache = [cur, 0, 0, ""]
     upto, n, body = cache[1], cache[2], cache[3]
     if n < _LINES and upto < first:
-        with open(snap.log + ".idx", "rb") if snap.count > upto else Nothing() as idx, \
-                open(snap.log, "rb") if snap.logged > upto else Nothing() as lf, \
-                open(snap.log + fmt_.PEND, "rb") if snap.pend and first > snap.logged else Nothing() as pf:
-            it = records(snap, upto, idx)
-            try:
-                for i, in_pend, off, ln, kind, fmt in it:
-                    if i >= first or n >= _LINES:
-                        break
-                    upto = i + 1
-                    line = _line(pf if in_pend else lf, off, ln, kind, fmt, cur, limit)
-                    if line is not None:
-                        body += ("," if body else "") + dumps(line)
-                        n += 1
-            finally:
-                it.close()
+        theirs = foreign(cur)
+        it = records(snap, upto, first)
+        try:
+            for i, f, off, ln, kind, fmt in it:
+                if n >= _LINES:
+                    break
+                upto = i + 1
+                line = _line(f, off, ln, kind, fmt in theirs, limit)
+                if line is not None:
+                    body += ("," if body else "") + dumps(line)
+                    n += 1
+        finally:
+            it.close()  # its files
         cache[1], cache[2], cache[3] = upto, n, body
     if cache[1] <= first:
         st.early = cache
@@ -149,12 +178,11 @@ def summary(snap, st, first, cur, limit):
     return SUMMARY_HEAD + "[" + body + "]"
 
 
-def _line(f, off, ln, kind, fmt, cur, limit):
+def _line(f, off, ln, kind, mism, limit):
     """`role: text` of one record for the summary, or None (tool results, other backends'
-    tool traffic, damaged records)."""
+    tool traffic (`mism`: another backend's record), damaged records)."""
     if kind == TOOL_RESULTS:
         return None
-    mism = cur and fmt and cur != fmt
     if mism and kind != USER and kind != FINAL:
         return None
     if ln <= _WHOLE:
@@ -190,12 +218,11 @@ def _head(f, off, ln):
     {"role","content"} dict when it begins as a plain message, else None."""
     f.seek(off)
     raw = f.read(_PEEK)
-    for role in (b"user", b"assistant"):
-        lead = b'{"role":"%s","content":"' % role
+    for lead, kind, role in RECORD_HEADS:
         if raw.startswith(lead):
             body = raw[len(lead):]
             for cut in range(8):  # back off a cut escape or character
                 v = text.json_value(b'"' + body[: len(body) - cut] + b'"')
                 if isinstance(v, str):
-                    return {"role": role.decode(), "content": v}
+                    return {"role": role, "content": v}
     return None

@@ -172,12 +172,12 @@ def flush_index(log, st):
     entries are dropped instead: the next open indexes those records from the log."""
     if not st.lag:
         return  # (never an index without records: a session only read has no files)
-    if fsutil.size(log + ".idx") != st.idx_size or fsutil.size(log) != st.log_size:
+    if fsutil.size(log + fmt_.IDX) != st.idx_size or fsutil.size(log) != st.log_size:
         st.lag = bytearray()
         st.lag_turns = 0
         return
     data = st.lag if st.idx_size >= 0 else fmt_.HEADER + st.lag
-    fsutil.append(log + ".idx", data)
+    fsutil.append(log + fmt_.IDX, data)
     st.idx_size = max(st.idx_size, 0) + len(data)
     st.count += len(st.lag) // fmt_.ENT
     st.lag = bytearray()

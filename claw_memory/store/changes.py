@@ -6,7 +6,7 @@ from array import array
 
 from .. import fsutil, text
 from .. import item as itm
-from .._compat import const
+from .._compat import ENOSPC, const
 from ..core import MissingContent, NotFound
 from . import digest
 
@@ -134,7 +134,7 @@ class Changes:
             mid = itm.new_id(now, self._seq)
             if self._tab.slot(mid) < 0:
                 return mid
-        raise OSError(28, "no free memory id this second")
+        raise OSError(ENOSPC, "no free memory id this second")
 
     def _place(self, it, now):
         # A new item: fresh id and times, its labels referenced in the catalog.

@@ -12,7 +12,7 @@ from array import array
 from .. import fsutil
 from .. import item as itm
 from .. import text
-from .._compat import const, dumps
+from .._compat import ENOENT, const, dumps
 from .pages import PAGE, Pages
 
 MARK = b'"keyword_index":'
@@ -366,7 +366,7 @@ def read(path):
                     r.skip()  # keyword_index, and keys other programs add
             out.ok = seen
     except OSError as e:
-        if e.args[0] != 2:  # missing: not an index; anything else is an I/O problem
+        if e.args[0] != ENOENT:  # missing: not an index; anything else is an I/O problem
             raise
     except (ValueError, TypeError, IndexError):
         out.ok = False

@@ -14,7 +14,7 @@
 from .. import fsutil
 from .. import item as itm
 from .. import memory_md
-from .._compat import const, unix_time
+from .._compat import EAGAIN, EBUSY, const, unix_time
 from ..core import note
 from ..paths import STORE_INDEX, STORE_RECORDS
 from . import compact as compact_
@@ -82,7 +82,7 @@ class Store(Changes):
         if self._tab is not None and fsutil.size(self.records_path) == self._size:
             return
         if self._pend is not None:
-            raise OSError(16, "the records file changed during a batch")
+            raise OSError(EBUSY, "the records file changed during a batch")
         why = self._load()
         self._maybe_compact()
         if not self._fresh and self._size == 0 and not self._tab.lines:
@@ -170,7 +170,7 @@ class Store(Changes):
         epoch = self.compactions
         for slot in rank(self.records_path, self._tab, self._tab.active_slots()):
             if self.compactions != epoch or self._tab is None:
-                raise OSError(11, "the store was compacted during list()")
+                raise OSError(EAGAIN, "the store was compacted during list()")
             if not self._tab.live[slot]:
                 continue  # forgotten or evicted since list() began
             it = self._item(slot)

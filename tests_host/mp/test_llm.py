@@ -12,7 +12,8 @@ from streamed_history import LyingHistory, StreamedHistory
 from claw_memory import llm, wire
 from claw_memory.llm import certs, transport
 from claw_memory.core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
-from claw_memory.session import Sessions, classify
+from claw_memory.messages import classify
+from claw_memory.session import Sessions
 
 BACKENDS = ("openai", "anthropic", "openai_responses")
 

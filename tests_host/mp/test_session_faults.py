@@ -9,7 +9,7 @@ from mptest import eq, ok, timeout
 
 from claw_memory import fsutil
 from claw_memory.session import Sessions
-from claw_memory.session import compact, format, repair, sessions, state, stream, window, write
+from claw_memory.session import compact, format, pending, repair, sessions, state, stream, window, write
 
 HEAP = "8M"
 SLOW = True  # a matrix over every cut or fault: the slow tier
@@ -77,7 +77,7 @@ def _matrix(exc):
     dev = mount("lfs2", "/flash", blocks=256)
     fsutil.makedirs(D)
     image = dev.image()
-    fa = faults.Faults(fsutil, format, state, write, repair, compact, sessions, window, stream).install()
+    fa = faults.Faults(fsutil, format, state, write, repair, pending, compact, sessions, window, stream).install()
     try:
         fa.arm(-1, None)
         eq(_workload(Sessions(D, size_limit=LIMIT)), [], "no fault: nothing fails")

@@ -10,7 +10,8 @@ from mptest import eq, ok
 from scripted_llm import expand
 import strictjson
 
-from claw_memory import fsutil
+from claw_memory import fsutil, wire
+from claw_memory._compat import dumps
 from claw_memory.llm import transport
 from claw_memory.session import Sessions
 from claw_memory.session import window
@@ -372,4 +373,159 @@ def test_anthropic_tool_use_input_is_always_an_object():
                                                             "input": want}]}, "%s: %r" % (backend, args))
             else:
                 eq(turn["tool_calls"][0]["function"]["arguments"], args, "%s: %r" % (backend, args))
+    dev.unmount()
+
+
+# -- the byte frames and the dict shapes agree ----------------------------------------------
+# wire.py spells each message shape twice: as dicts (to_wire, dumped by the clients) and as
+# the bytes a flat record's strings are copied between (frame, ANTHROPIC_ROUND, RECORD_*).
+# The tests below hold the two together: each frame directly, then whole histories of every
+# record shape, written by every backend and read for every backend, streamed and as dicts.
+
+_VALUES = ("plain", "caf\u00e9 \u00fc \u4e2d\u6587 \U0001f99e", 'say "hi" \\ back\\slash',
+           "line\nbreak\ttab\rreturn", "ctl \x01 \x08 \x0c \x1f end", "")
+
+
+def _body(s):
+    # A JSON string's body as dumps writes it (what a record stores between the quotes).
+    return dumps(s)[1:-1].encode()
+
+
+def test_every_flat_frame_is_the_dict_shape_for_every_backend():
+    for backend in BACKENDS + ("unknown",):  # an unknown backend gets OpenAI's shapes
+        for v in _VALUES:
+            if v:  # an empty content is never flat (Anthropic sends no empty assistant turn)
+                for kind, role in ((wire.FLAT_USER, "user"), (wire.FLAT_ASSISTANT, "assistant")):
+                    head, tail = wire.frames(backend)[kind]
+                    eq(head + _body(v) + tail, wire.dumped({"role": role, "content": v}, backend),
+                       "%s %s %r" % (backend, role, v))
+            for tid in ("c1", "toolu_\u00e9", ""):
+                for err in (False, True):
+                    head, mid, tail = wire.frames(backend)[wire.FLAT_TOOL_ERROR if err else wire.FLAT_TOOL]
+                    m = {"role": "tool", "tool_call_id": tid, "content": v, "is_error": err}
+                    eq(head + _body(tid) + mid + _body(v) + tail,
+                       wire.dumped(m, backend, backend == "anthropic"), "%s result %r %r %s" % (backend, tid, v, err))
+    for err in (False, True):  # a round of Anthropic results: one user message of their blocks
+        call = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ("a", "b")]}
+        rs = [{"role": "tool", "tool_call_id": i, "content": "r" + i, "is_error": err} for i in ("a", "b")]
+        blocks = [wire.dumped(r, "anthropic", True) for r in rs]
+        head, tail = wire.ANTHROPIC_ROUND
+        eq(head + b",".join(blocks) + tail, dump(convert([call] + rs, "anthropic")[1]).encode(), "a round")
+
+
+def test_record_frames_are_what_dump_writes():
+    # The records the agent writes (wire.dump of the message dicts) are read by these bytes.
+    for v in _VALUES[:-1]:
+        for head, kind, role in wire.RECORD_HEADS:
+            eq(head + _body(v) + b'"}', dump({"role": role, "content": v}).encode(), role)
+    head, mid, err = wire.RECORD_TOOL
+    for v in _VALUES:
+        for flag in (False, True):
+            rec = dump({"is_error": flag, "content": v, "tool_call_id": "c1", "role": "tool"}).encode()
+            eq(head + b'c1"' + mid + _body(v) + b'"' + err + (b"true}" if flag else b"false}"), rec, repr(v))
+
+
+def _call(backend, ids, text=None):
+    """A tool-call record as `backend`'s client writes it."""
+    if backend == "anthropic":
+        blocks = [{"type": "text", "text": text}] if text else []
+        blocks += [{"type": "tool_use", "id": i, "name": "t", "input": {"q": text or "x"}} for i in ids]
+        return dumps({"role": "assistant", "content": blocks})
+    calls = [{"id": i, "type": "function", "function": {"name": "t", "arguments": dumps({"q": text or "x"})}}
+             for i in ids]
+    m = {"role": "assistant", "content": text, "tool_calls": calls}
+    if backend == "openai_responses":
+        out = [{"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "gAAA"},
+               {"type": "reasoning", "id": "rs2", "summary": []}]  # not replayable without it
+        if text:
+            out.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+        out += [{"type": "function_call", "call_id": i, "name": "t", "arguments": "{}"} for i in ids]
+        m["_claw_provider_state"] = {"backend": "openai_responses", "output": out}
+    return dump(m)
+
+
+def _results(pairs):
+    # (id, content, is_error) -> a tool-results record as the agent writes it.
+    return "[" + ",".join(dump({"role": "tool", "tool_call_id": i, "content": c, "is_error": e})
+                          for i, c, e in pairs) + "]"
+
+
+def _every_shape(s, sid):
+    """A history of every record shape the streamed history meets, each turn written by each
+    backend (and by a writer that names none, format 0)."""
+    for w, writer in enumerate(("openai", "anthropic", "openai_responses", 0)):
+        tag = "w%d" % w
+        for n, v in enumerate(_VALUES):
+            c1, c2 = "%s_%d_a" % (tag, n), "%s_%d_b" % (tag, n)
+            s.persist(sid, [(1, None, v or "empty answer next")], backend=writer)
+            s.persist(sid, [(3, _call(writer, [c1, c2], v or None), None),
+                            (4, _results([(c1, v, False), (c2, "failed: " + v, True)]), None)], backend=writer)
+            s.persist(sid, [(2, dump({"role": "assistant", "content": v}), None)], turn_completed=True,
+                      backend=writer)
+        s.persist(sid, [
+            (1, '{"role":"user","content":[{"type":"text","text":"blocks \u00e9"},{"type":"image","x":1}]}', None),
+            (1, '{"content":"another writer\'s key order","role":"user"}', None),
+            (1, '{"role":"user","content":"escapes \\/ \\u00e9 \\b \\f"}', None),
+            (1, '{"role":"user"}', None),
+            (3, _call(writer, [tag + "_c"]), None),
+            (4, '[{"role":"tool","tool_call_id":"%s_c","content":null,"is_error":null},'
+                '{"role":"tool","tool_call_id":null,"content":"no id","is_error":false},'
+                '{"role":"tool","tool_call_id":"%s_c","content":{"obj":[1,"\u00fc"]},"is_error":false,"extra":1}]'
+                % (tag, tag), None),
+            (3, _call(writer, [tag + "_d"], "a call with text"), None),
+            (4, '[{"role":"tool","tool_call_id":"%s_d","content":"out of the usual order","is_error":true,'
+                '"role":"tool"}]' % tag, None),
+            (3, _call(writer, [tag + '_"q\\']), None),  # an id with escapes: never sent as stored
+            (4, _results([(tag + '_"q\\', "escaped id", False)]), None),
+            (3, _call(writer, [tag + "_n"]), None),
+            (4, '[{"role":"tool","tool_call_id":"%s_n","content":42,"is_error":false}]' % tag, None),
+            (3, _call(writer, [tag + "_e", tag + "_f"]), None),
+            (4, '[{"role":"tool","tool_call_id":"%s_e","content":"only one of two"}]' % tag, None),
+            (4, '[{"role":"tool","tool_call_id":"%s_x","content":"a result without its call"}]' % tag, None),
+            (2, '{"role":"assistant","content":[{"type":"text","text":"blocks "},{"type":"text","text":"joined"}]}', None),
+            (2, '{"role":"assistant","content":"thought","reasoning_content":"hm"}', None),
+            (2, '{"role":"assistant","content":null}', None),
+            (2, '{"role":"assistant","content":[{"type":"tool_result_like","x":1}]}', None),
+        ], turn_completed=True, backend=writer)
+
+
+def test_every_record_shape_streams_as_its_dicts_for_every_backend():
+    dev, s = _fresh()
+    _every_shape(s, "m")
+    s.persist("m", [(1, None, "the unfinished turn \u00e9")], backend="anthropic")
+    s.persist("m", [(3, _call("anthropic", ["p1"]), None), (4, _results([("p1", "r", True)]), None)],
+              backend="anthropic")
+    for round_ in range(2):  # in the cache, then reopened from the index alone
+        for backend in BACKENDS:
+            for tokens in (0, 2000, 300):
+                h = s.history("m", backend, tokens)
+                for again in range(2):  # the first pass, then the later ones from what it kept
+                    da, db = _bodies(h, backend)
+                    eq(da, db, "%s, %d tokens, %d" % (backend, tokens, again))
+                    strictjson.check(da)
+                v = h._plan.verdicts
+                ok(0 < sum(v) < len(v), "flat records sent as stored, the others converted (%s)" % backend)
+        s.close()
+        s = Sessions(D)
+    dev.unmount()
+
+
+def test_a_history_longer_than_what_the_first_pass_keeps():
+    # Over 512 flat messages and 2 KiB of converted ones: later passes read the rest again.
+    dev, s = _fresh()
+    for n in range(240):
+        writer = BACKENDS[n % 3]
+        ids = ["c%d_%d" % (n, k) for k in range(2)]
+        s.persist("long", [(1, None, "question %d \u00e9" % n), (3, _call(writer, ids, "t%d" % n), None),
+                           (4, _results([(ids[0], "r%d" % n, False), (ids[1], "e%d" % n, True)]), None),
+                           (2, None, "answer %d" % n)], turn_completed=True, backend=writer)
+    for backend in BACKENDS:
+        h = s.history("long", backend, 0)
+        for again in range(2):
+            da, db = _bodies(h, backend)
+            eq(da, db, "%s, %d" % (backend, again))
+        p = h._plan
+        ok(sum(p.verdicts) > len(set(p.spans[k] for k in range(0, len(p.spans), 6))), "flat records the first pass kept no place of (%s)" % backend)
+        ok(sum(p.counts) > len(p.tix) // 3, "converted messages it kept no text of (%s)" % backend)
     dev.unmount()

@@ -1,0 +1,119 @@
+# claw_memory.session.pending: the pending file (the unfinished turn) on open: what is wrong
+# with it, settling it against the log, and its header after a rewrite of the log.
+# MIT license
+#
+# The turn's completing append copies the pending records to the log, then removes the
+# pending file; a cut between the two leaves records in both, recognised by the header's log
+# size (where the append started) and removed from the pending file.
+
+from .. import fsutil, text
+from ..messages import classify
+from . import format as fmt_
+
+
+class Pending:
+    """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
+    lines, `logged` leading records the log already holds (a completing append cut before
+    the pending file went), `unreadable` header; `rewrite`: its header names another log
+    size."""
+
+    def __init__(self, log, limit):
+        self.path = log + fmt_.PEND
+        self.records = self.dropped = self.logged = 0
+        self.unreadable = self.rewrite = False
+        self.recs = None
+        if fsutil.size(self.path) < 0:
+            return
+        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
+        if l0 is None:
+            self.unreadable = True
+            return
+        self.recs = recs
+        self.dropped = torn
+        log_size = max(fsutil.size(log), 0)
+        if log_size > l0 and recs:
+            self.logged = _logged(log, self.path, l0, log_size, recs)
+        self.records = len(recs) - self.logged
+        self.log_size = log_size
+        self.rewrite = bool(self.logged or torn or log_size != l0)
+
+    def report(self):
+        return {"pending": self.records, "pending_dropped": self.dropped,
+                "pending_logged": self.logged, "pending_unreadable": self.unreadable}
+
+    def problems(self):
+        return self.dropped or self.logged or self.unreadable
+
+    def settle(self, note):
+        """Reconcile the pending file with the log; returns (records, size)."""
+        pend = self.path
+        if self.unreadable:
+            fsutil.remove(pend)
+            note("%s: unreadable pending file removed" % pend)
+            return 0, -1
+        if self.recs is None:
+            return 0, -1
+        if not self.records:
+            fsutil.remove(pend)
+            return 0, -1
+        if self.rewrite:
+            recs = self.recs[self.logged :]
+
+            def write(out):
+                out.write(fmt_.pending_head(self.log_size))
+                with open(pend, "rb") as f:
+                    for k, fmt, off, ln in recs:
+                        out.copy(f, off, ln)
+
+            fsutil.replace(pend, write)
+        return self.records, fsutil.size(pend)
+
+
+def _logged(log, pend, l0, log_size, recs):
+    """How many leading pending records the log holds complete from offset l0."""
+    done = 0
+    with open(log, "rb") as lf, open(pend, "rb") as pf:
+        pos = l0
+        lf.seek(pos)
+        head = lf.read(len(fmt_.CLOSER))
+        if head == fmt_.CLOSER:
+            pos += len(fmt_.CLOSER)  # what closed a torn tail before the append
+        elif head[:1] == b"\n":
+            pos += 1
+        for k, fmt, off, ln in recs:
+            body = ln - 3  # the JSON without the 2-digit prefix and the newline
+            if pos + body > log_size:
+                break
+            pf.seek(off + 2)
+            lf.seek(pos)
+            if lf.read(body) != pf.read(body):
+                break
+            if lf.read(1) != b"\n":
+                break  # without its newline the record is a torn tail, not logged
+            pos += body + 1
+            done += 1
+    return done
+
+
+def rebase_pending(log, st):
+    """After a rewrite of the log: the pending file's header names the new log size, where
+    the turn's completing append will start (a cut there is recognised by it)."""
+    pend = log + fmt_.PEND
+    if st.pend_size < 0:
+        return
+    with open(pend, "rb") as f:
+        if fmt_.read_pending_head(f) == max(st.log_size, 0):
+            return
+
+    def write(out):
+        out.write(fmt_.pending_head(max(st.log_size, 0)))
+        with open(pend, "rb") as f:
+            head = len(f.readline())
+            out.copy(f, head, fsutil.size(pend) - head)
+
+    fsutil.replace(pend, write)
+    st.pend_size = fsutil.size(pend)
+
+
+def _chat_record(body):
+    return classify(text.json_value(body))[0] != 0
