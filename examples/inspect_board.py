@@ -36,7 +36,7 @@ def main(argv=None):
         print("board %s, data root %s" % (args.port, root))
         for s in mem.sessions.list():
             msgs = mem.sessions.messages(None, backend="", file=s["file"], tokens=0)
-            last = messages.cut(messages.display(msgs[-1])["text"], 60) if msgs else "(empty)"
+            last = messages.cell(messages.display(msgs[-1])["text"], 60) if msgs else "(empty)"
             print("session %s: %d records, last: %s" % (s["file"], s["records"], last))
         items = []
         if mem.store is not None:
