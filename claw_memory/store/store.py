@@ -13,10 +13,9 @@
 
 from .. import fsutil
 from .. import item as itm
-from .. import memory_md
 from .._compat import const, unix_time
 from ..core import note
-from ..paths import STORE_INDEX, STORE_RECORDS
+from ..paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
 from . import compact as compact_
 from . import digest, index, keywords, markdown, records
 from .changes import Changes
@@ -26,7 +25,6 @@ from .read import decorate, items, rank
 RECORDS = STORE_RECORDS
 INDEX = STORE_INDEX
 DIGEST = "memory_digest.log"
-MEMORY_MD = memory_md.NAME
 JOURNAL = ".compact"
 
 MAX_ACTIVE = const(128)
@@ -88,7 +86,7 @@ class Store(Changes):
         if not self._fresh and self._size == 0 and not self._tab.lines:
             # A new store: ESP-Claw's initial files (claw_memory_init).
             if not fsutil.exists(self.md_path):
-                fsutil.write_file(self.md_path, memory_md.DEFAULT.encode())
+                fsutil.write_file(self.md_path, MEMORY_MD_INIT.encode())
             fsutil.replace(self.index_path, index.empty())
             self._fresh = True
         if not self._fresh:

@@ -9,7 +9,7 @@ from mptest import Clock, eq, ok, raises
 from claw_memory import fsutil
 from claw_memory import item as itm
 from claw_memory.core import NotFound
-from claw_memory.memory_md import DEFAULT as MD_DEFAULT
+from claw_memory.paths import MEMORY_MD_INIT as MD_DEFAULT
 from claw_memory.store import Store, markdown
 
 HEAP = "8M"
