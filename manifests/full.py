@@ -9,6 +9,7 @@ package(
         "item.py",
         "memory_tools.py",
         "store/__init__.py",
+        "store/catalog.py",
         "store/changes.py",
         "store/compact.py",
         "store/digest.py",

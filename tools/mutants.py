@@ -415,11 +415,11 @@ MUTANTS = [
      "no page is added past the reserved ones"),
 
     # -- store/index ------------------------------------------------------------------------
-    ("store/index", "        if sid >= self.next_id:\n            self.next_id = sid + 1", "        pass",
+    ("store/catalog", "        if sid >= self.next_id:\n            self.next_id = sid + 1", "        pass",
      "next_summary_id does not advance"),
     ("store/index", "        out.catalog.next_id = max(out.next_id or 1, top)", "        out.catalog.next_id = top",
      "next_summary_id read back from the highest label id only"),
-    ("store/index", "        dead = [i for i in range(len(self.refs)) if not self.refs[i]]",
+    ("store/catalog", "        dead = [i for i in range(len(self.refs)) if not self.refs[i]]",
      "        dead = []",
      "labels without references stay in the catalog"),
     ("store/index", "            out.ok = seen", "            out.ok = True",
@@ -430,7 +430,7 @@ MUTANTS = [
     ("store/index", "                if c == 92:  # backslash: the next byte is escaped\n                    self.next()",
      "                if False:  # backslash: the next byte is escaped\n                    self.next()",
      "an escaped quote inside a string (a keyword term) ends it"),
-    ("store/index", "            parts += len(dumps(self.label_at(i)).encode()) + 1",
+    ("store/catalog", "            parts += len(dumps(self.label_at(i)).encode()) + 1",
      "            parts += len(dumps(self.label_at(i))) + 1",
      "labels_json sizes its buffer in characters, not bytes"),
     ("store/index", "        if clean and 0 <= sid <= 0xFFFF and cat.find(clean) < 0:",

@@ -7,7 +7,7 @@
 from .. import fsutil
 from .. import item as itm
 from . import digest, index, markdown, records
-from .index import Catalog
+from .catalog import Catalog
 from .read import items
 from .table import Table
 
