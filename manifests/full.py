@@ -14,7 +14,6 @@ package(
         "store/compact.py",
         "store/digest.py",
         "store/index.py",
-        "store/keywords.py",
         "store/load.py",
         "store/markdown.py",
         "store/pages.py",

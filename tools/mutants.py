@@ -448,16 +448,16 @@ MUTANTS = [
      "        if clean and 0 <= sid <= 0xFFFF:",
      "a label listed twice in the index is kept twice"),
 
-    # -- store/keywords ---------------------------------------------------------------------
-    ("store/keywords", "    passes = 1 + pairs // _PAIRS_PER_PASS", "    passes = pairs // _PAIRS_PER_PASS",
+    # -- store/index (the keyword index) ---------------------------------------------------
+    ("store/index", "    passes = 1 + pairs // _PAIRS_PER_PASS", "    passes = pairs // _PAIRS_PER_PASS",
      "no pass at all for a store under 64 term/id pairs (an empty keyword index)"),
-    ("store/keywords", "                out.write(memoryview(groups.pop(term))[1:])",
+    ("store/index", "                out.write(memoryview(groups.pop(term))[1:])",
      "                out.write(memoryview(groups.pop(term)))",
      "each term's id list starts with a stray comma"),
-    ("store/keywords", "        sep = b\"\"\n        for p in range(passes):\n",
+    ("store/index", "        sep = b\"\"\n        for p in range(passes):\n",
      "        for p in range(passes):\n            sep = b\"\"\n",
      "no comma between the terms of two passes"),
-    ("store/keywords", "                    if passes > 1 and text.fnv1a32(term) % passes != p:",
+    ("store/index", "                    if passes > 1 and text.fnv1a32(term) % passes != p:",
      "                    if passes > 1 and text.fnv1a32(term) % passes != 0:",
      "terms of every pass but the first are left out"),
 
@@ -543,8 +543,8 @@ MUTANTS = [
      "a label no item uses any more stays in the catalog until compaction"),
 
     # -- store/state ------------------------------------------------------------------------
-    ("store/state", "        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n        kw = keywords.writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n",
-     "        kw = keywords.writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n",
+    ("store/state", "        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n        kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n",
+     "        kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n",
      "the index (the commit stamp) is written before MEMORY.md"),
     ("store/state", "        if fsutil.size(self.digest_path) >= _DIGEST_FOLD_AT:\n            self.due = True\n            self.maybe_compact()",
      "        pass",

@@ -6,10 +6,10 @@
 # derived), `memory_digest.log` (tab-separated operations; recall counts live here until
 # compaction) and `MEMORY.md` (derived). Reading order: records (the journal), table (what
 # RAM holds per item, the eviction rule), pages, catalog (the labels), index
-# (memory_index.json), keywords (the inverted index), digest, markdown, read (items back by
-# the table), load (what open finds), compact, state (the State: what RAM holds and what
-# keeps it in line with the files), batch (store/update/forget: the write path), store (the
-# Store class). docs/FORMAT.md has the formats.
+# (memory_index.json and its keyword index), digest, markdown, read (items back by the
+# table), load (what open finds), compact, state (the State: what RAM holds and what keeps it
+# in line with the files), batch (store/update/forget: the write path), store (the Store
+# class). docs/FORMAT.md has the formats.
 
 from ..paths import MEMORY_MD
 from .batch import Batch

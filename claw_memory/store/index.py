@@ -1,10 +1,15 @@
 # claw_memory.store.index: `memory_index.json` (v3): the summary-label catalog (catalog.py),
-# its counters and our records-size stamp. The keyword index inside it is keywords.py's.
+# its counters, our records-size stamp and the keyword inverted index.
 # MIT license
 #
 # The file is read as ESP-Claw's cJSON reads it (any key order, a UTF-8 BOM, whitespace,
 # unknown keys) by a streaming scanner that keeps only the top-level numbers and the
 # catalog entries, one at a time: the keyword index is skipped, never loaded.
+#
+# ESP-Claw keeps `"keyword_index":{"term":["id",...],...}` for parity; nothing reads it to
+# answer queries. It is derived: written with the index, from the active items, in batches
+# of terms (by hash) so that no more than about 64 term/id pairs are held at a time (each
+# pass reads the items again: flushes are rare, RAM is short).
 
 from .. import fsutil
 from .. import item as itm
@@ -17,6 +22,7 @@ _CHUNK = const(512)
 _ENTRY_MAX = const(1024)  # bytes of one catalog entry
 _DEPTH_MAX = const(64)
 _RESERVE_MAX = const(16384)
+_PAIRS_PER_PASS = const(64)
 
 
 class IndexFile:
@@ -34,7 +40,7 @@ class IndexFile:
 
 def writer(cat, digest_off, records_size, kw_writer):
     """A writer of the whole index file: the catalog, then the keyword index `kw_writer`
-    writes."""
+    (keyword_writer) writes."""
     def write(out):
         _head(out, cat, digest_off, records_size)
         kw_writer(out)
@@ -53,6 +59,36 @@ def _head(out, cat, digest_off, records_size):
         out.write(('%s{"summary_id":%d,"label":%s,"ref_count":%d}' % (
             "," if i else "", sid, dumps(label), refs)).encode())
     out.write(b"]," + MARK + b"{")
+
+
+def keyword_writer(items, pairs):
+    """A writer of the keyword index's entries (without the braces). `items()` yields the
+    active items in file order, each time it is called; `pairs` is an upper bound of their
+    term/id pairs (it sets the number of passes)."""
+    passes = 1 + pairs // _PAIRS_PER_PASS
+
+    def write(out):
+        sep = b""
+        for p in range(passes):
+            groups = {}
+            order = []
+            for it in items():
+                mid = dumps(it["id"]).encode()
+                for term in itm.keyword_terms(it):
+                    if passes > 1 and text.fnv1a32(term) % passes != p:
+                        continue
+                    ids = groups.get(term)
+                    if ids is None:
+                        groups[term] = ids = bytearray()
+                        order.append(term)
+                    ids += b"," + mid
+            for term in order:
+                out.write(sep + dumps(term).encode() + b":[")
+                out.write(memoryview(groups.pop(term))[1:])
+                out.write(b"]")
+                sep = b","
+
+    return write
 
 
 def empty():

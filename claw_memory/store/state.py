@@ -17,7 +17,7 @@ from .._compat import const
 from ..core import note
 from ..paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
 from . import compact as compact_
-from . import digest, index, keywords, markdown, records
+from . import digest, index, markdown, records
 from .load import assess
 from .read import items
 
@@ -158,7 +158,7 @@ class State:
         records)."""
         tab, cat, path = self.tab, self.cat, self.records_path
         fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))
-        kw = keywords.writer(items(path, tab, cat, False), 3 * tab.active)
+        kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)
         fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))
         self.fresh = True
 
