@@ -4,11 +4,11 @@
 # LITE mode (profile, MEMORY.md and session history) imports only what it uses: the store,
 # the memory tools and extraction are imported in FULL mode only.
 
-from . import memory_md, providers, skills
+from . import lite_md, providers, skills
 from ._compat import unix_time
 from .chats import Chats
 from .hooks import MemoryHooks
-from .paths import Layout
+from .paths import MEMORY_MD, Layout
 from .profile import Profile
 from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
 from .chat_tools import ProfileTools, SessionTool
@@ -62,18 +62,18 @@ class Memory:
                 self.extraction = Extraction(self.store, xllm, log)
         elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
-            memory_md.ensure(self.md_path())
+            lite_md.ensure(self.md_path())
         self._hooks = MemoryHooks(self.sessions, backend, self.extraction, stage_note_wait, log)
         self._profile_tools = ProfileTools(self.profile, log)
         self._session_tool = SessionTool(self.chats)
         self._memory_tools = None
 
     def md_path(self):
-        return self.layout.memory + "/" + memory_md.NAME
+        return self.layout.memory + "/" + MEMORY_MD
 
     def _refresh_md(self):
         # LITE on a root a FULL run left without close(): render MEMORY.md from the store.
-        if memory_md.stale(self.layout.memory):
+        if lite_md.stale(self.layout.memory):
             try:
                 from .store import Store
             except ImportError:  # the LITE piece alone (no store installed): as it is

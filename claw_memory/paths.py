@@ -12,6 +12,10 @@ _MAX_ROOT = const(61)
 
 STORE_RECORDS = "memory_records.jsonl"  # the long-term store's journal; a FULL root has it
 STORE_INDEX = "memory_index.json"
+# Rendered by the store in FULL mode (store/markdown.py), the user's document in LITE mode
+# (lite_md.py); both create it with ESP-Claw's initial text (claw_memory_init).
+MEMORY_MD = "MEMORY.md"
+MEMORY_MD_INIT = "# Long-term Memory\n\n(empty - ESP-Claw will write memories here as it learns)\n"
 
 
 def join(*parts):

@@ -5,7 +5,7 @@
 # memory provider never fails the request: it is logged and the provider skipped (in
 # ESP-Claw a corrupt index failed every request).
 
-from . import memory_md, text
+from . import lite_md, text
 from ._compat import exc_text
 from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider, note
 from .profile import FILES, NAMES, TITLES
@@ -76,7 +76,7 @@ def long_term_lite(md_path, refresh=None, log=None):
     def collect(request):
         if refresh is not None:
             refresh()
-        return memory_md.read(md_path)
+        return lite_md.read(md_path)
 
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
 

@@ -13,14 +13,14 @@ from array import array
 from .. import fsutil
 from .. import item as itm
 from . import digest, records
-from .table import Table
+from .table import Table, lowest
 
 
 def _groups(path, tab):
     """Duplicate groups among the active slots (same dedupe key), in file order, as two
     arrays: each group's first slot, and each slot's group (-1: none). Keys are compared by
     hash and, where two match, exactly (read from the records)."""
-    live = sorted(tab.active_slots(), key=lambda i: tab.off[i])
+    live = tab.file_order()
     heads = array("H")
     gid = array("h", bytes(2 * len(tab.off)))  # 0: read as "group 0" only for active slots
     for i in live:
@@ -41,12 +41,14 @@ def _key(path, tab, slot):
     return itm.key(records.read_item(path, tab.off[slot])["content"])
 
 
-def compact(store, tab, cat, fold_start, pending_rows):
-    """Compact the store's files; returns the new (Table, Catalog, fold start)."""
-    now = store.clock()
-    path = store.records_path
-    dsize = max(fsutil.size(store.digest_path), 0)
-    counts, newest = digest.fold(store.digest_path, fold_start, dsize, tab)
+def compact(st):
+    """Compact the files of `st` (a State: its table, catalog, fold start and batched digest
+    lines); returns the new (Table, Catalog, fold start)."""
+    tab, cat = st.tab, st.cat
+    now = st.clock()
+    path = st.records_path
+    dsize = max(fsutil.size(st.digest_path), 0)
+    counts, newest = digest.fold(st.digest_path, st.fold, dsize, tab)
     heads, gid, live = _groups(path, tab)
     n = len(heads)
     acc, upd, win = array("H", bytes(2 * n)), array("I", bytes(4 * n)), array("H", heads)  # per group
@@ -69,12 +71,12 @@ def compact(store, tab, cat, fold_start, pending_rows):
             many[gid[i]] = 1
     alive = bytearray(b"\x01" * n)
     left = n
-    while left > store.max_active:  # drop the lowest score (first minimum) until they fit
-        low = -1
-        for j in range(n):
-            if alive[j] and (low < 0 or itm.score(acc[j], upd[j]) < itm.score(acc[low], upd[low])):
-                low = j
-        alive[low] = 0
+
+    def score(j):
+        return itm.score(acc[j], upd[j]) if alive[j] else None
+
+    while left > st.max_active:  # the eviction rule (groups are in file order) until they fit
+        alive[lowest(n, score)] = 0
         left -= 1
     # The new table is reserved before the writing phase's garbage (table.py), where most of
     # the old one was; the catalog is rebuilt in place: its labels keep their ids (ESP-Claw's
@@ -114,8 +116,8 @@ def compact(store, tab, cat, fold_start, pending_rows):
 
     fsutil.write_tmp(path, write_records)
     line = digest.compact_line(now, cat.next_id)
-    fsutil.write_tmp(store.digest_path, digest.tail_writer(store.digest_path, dsize, pending_rows + line))
-    store._drop_derived()  # before the commit
-    fsutil.commit(store.journal_path, [path, store.digest_path])
+    fsutil.write_tmp(st.digest_path, digest.tail_writer(st.digest_path, dsize, st.rows + line))
+    st.drop_derived()  # before the commit
+    fsutil.commit(st.journal_path, [path, st.digest_path])
     cat.drop_unused()
-    return new_tab, cat, fsutil.size(store.digest_path) - len(line)
+    return new_tab, cat, fsutil.size(st.digest_path) - len(line)

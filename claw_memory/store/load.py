@@ -7,7 +7,7 @@
 from .. import fsutil
 from .. import item as itm
 from . import digest, index, markdown, records
-from .index import Catalog
+from .catalog import Catalog
 from .read import items
 from .table import Table
 
@@ -40,14 +40,14 @@ def scan(path):
         found.close()  # MicroPython does not close an abandoned generator's file
     return tab, bad, fsutil.ends_torn(path)
 
-def assess(store):
-    """Everything open() needs, read from the files without writing: the table, the catalog
-    (from the index when it describes the records, else derived from the items), the fold
-    start, and whether the derived files are fresh (and why not)."""
+def assess(st):
+    """Everything open() needs, read from the files of `st` (a State) without writing: the
+    table, the catalog (from the index when it describes the records, else derived from the
+    items), the fold start, and whether the derived files are fresh (and why not)."""
     a = _Assessment()
-    a.size = fsutil.size(store.records_path)
-    idx = index.read(store.index_path)  # first: its labels are kept (see pages.py)
-    a.tab, a.bad, a.torn = scan(store.records_path)
+    a.size = fsutil.size(st.records_path)
+    idx = index.read(st.index_path)  # first: its labels are kept (see pages.py)
+    a.tab, a.bad, a.torn = scan(st.records_path)
     tab = a.tab
     counts = {}
     for i in tab.active_slots():
@@ -62,17 +62,17 @@ def assess(store):
         if cat.index_of(s) < 0:
             missing.append(s)
     if missing:
-        _labels_from_items(store.records_path, tab, missing, cat, counts)
-    dsize = max(fsutil.size(store.digest_path), 0)
-    fold, dnext = digest.last_compact(store.digest_path, dsize) if dsize else (0, 0)
+        _labels_from_items(st.records_path, tab, missing, cat, counts)
+    dsize = max(fsutil.size(st.digest_path), 0)
+    fold, dnext = digest.last_compact(st.digest_path, dsize) if dsize else (0, 0)
     if idx.ok and idx.records_size is None and idx.digest_off and idx.digest_off <= dsize:
         fold = max(fold, idx.digest_off)  # ESP-Claw's own fold point
     cat.next_id = max(tab.max_sid + 1, dnext, cat.next_id, 1)
     a.cat, a.fold = cat, fold
     a.why = ""
     if not idx.ok:
-        a.why = "missing" if fsutil.size(store.index_path) < 0 else "corrupt"
-    elif not fsutil.exists(store.md_path):
+        a.why = "missing" if fsutil.size(st.index_path) < 0 else "corrupt"
+    elif not fsutil.exists(st.md_path):
         a.why = "MEMORY.md missing"
     elif idx.records_size is not None and idx.records_size != a.size:
         a.why = "behind the records"
@@ -80,7 +80,7 @@ def assess(store):
         a.why = "labels to normalise"
     elif idx.records_size is None and (missing or was != [(s, r) for s, _, r in cat.entries()]):
         a.why = "does not match the records"
-    elif idx.records_size is None and not _md_matches(store, tab, cat):
+    elif idx.records_size is None and not _md_matches(st, tab, cat):
         a.why = "MEMORY.md does not match the records"
     a.fresh = not a.why
 
@@ -96,18 +96,18 @@ class _Compare:
         if self.same and self.f.read(len(data)) != bytes(data):
             self.same = False
 
-def _md_matches(store, tab, cat):
+def _md_matches(st, tab, cat):
     """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
     says nothing about it)."""
-    with open(store.md_path, "rb") as f:
+    with open(st.md_path, "rb") as f:
         cmp = _Compare(f)
-        markdown.writer(cat, items(store.records_path, tab, cat, True))(cmp)
+        markdown.writer(cat, items(st.records_path, tab, cat, True))(cmp)
         return cmp.same and not f.read(1)
 
 def _labels_from_items(path, tab, missing, cat, counts):
     # Labels of summary ids the index does not name, from the tags of the items that use
     # them (an item's labels and summary ids are in the same order).
-    for slot in sorted(tab.active_slots(), key=lambda i: tab.off[i]):
+    for slot in tab.file_order():
         sids = tab.slot_sids(slot)
         if not any(s in missing for s in sids):
             continue

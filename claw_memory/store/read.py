@@ -39,8 +39,7 @@ def items(path, tab, cat, ranked):
     def gen():
         # Opened per item: a consumer that stops early (an error while writing) must not
         # leave a file open, and MicroPython does not close an abandoned generator's file.
-        slots = rank(path, tab, tab.active_slots()) if ranked else sorted(
-            tab.active_slots(), key=lambda i: tab.off[i])
+        slots = rank(path, tab, tab.active_slots()) if ranked else tab.file_order()
         for slot in slots:
             it = records.read_item(path, tab.off[slot])
             if it is not None:

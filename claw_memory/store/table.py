@@ -60,6 +60,21 @@ def _within(a, ai, b, bi):
     return True
 
 
+def lowest(n, score, off=None):
+    """The eviction rule, one for batches and compaction: of the candidates 0..n-1 (`score(i)`
+    their capacity score, item.score; None: not a candidate) the lowest score goes, the
+    first in file order on a tie (`off[i]`: candidate i's file offset; None: 0..n-1 are in
+    file order already). Returns -1 when there is no candidate."""
+    low = best = -1
+    for i in range(n):
+        sc = score(i)
+        if sc is None:
+            continue
+        if low < 0 or sc < best or (sc == best and off is not None and off[i] < off[low]):
+            low, best = i, sc
+    return low
+
+
 class Table:
     def __init__(self, slots=0):
         """`slots`: how many are expected, reserved now (a few blocks allocated before the
@@ -165,6 +180,11 @@ class Table:
 
     def active_slots(self):
         return [i for i in range(self.n) if self.live[i]]
+
+    def file_order(self):
+        """The active slots in file order (of their latest lines)."""
+        off = self.off
+        return sorted(self.active_slots(), key=lambda i: off[i])
 
     def candidates(self, cnorm, ignore=-1):
         """Active slots that may duplicate the normalisation `cnorm` (bytes): same key hash,

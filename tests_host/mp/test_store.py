@@ -9,7 +9,7 @@ from mptest import Clock, eq, ok, raises
 from claw_memory import fsutil
 from claw_memory import item as itm
 from claw_memory.core import NotFound
-from claw_memory.memory_md import DEFAULT as MD_DEFAULT
+from claw_memory.paths import MEMORY_MD_INIT as MD_DEFAULT
 from claw_memory.store import Store, markdown
 
 HEAP = "8M"
@@ -790,4 +790,21 @@ def test_a_torn_last_line_counts_as_a_line_once_it_is_ended():
         s.store("Later fact %d" % n, "c")
     eq(s.compactions, 1, "the bad line counted in RAM as on reopen")
     eq(s.verify()["bad_lines"], 0, "and dropped")
+    dev.unmount()
+
+
+def test_a_revived_id_is_in_file_order_for_ids_where_the_keyword_index_and_compaction():
+    # A forgotten id stored again takes its old slot with the newest line: file order (what
+    # ids_where promises, the keyword index's id lists, compaction's output) is not slot order.
+    dev, s, clock = _fresh()
+    s.store("User keeps bees in the garden", "bees", "garden", memory_id="a-bees")
+    s.store("User grows tomatoes in the garden", "tomatoes", "garden", memory_id="b-tomatoes")
+    s.forget("a-bees")
+    s.store("User keeps two hives of bees by the garden wall", "bees", "garden", memory_id="a-bees")
+    eq(s.ids_where(lambda it: True), ["b-tomatoes", "a-bees"], "ids_where in file order")
+    s.flush()
+    eq(_index()["keyword_index"]["garden"], ["b-tomatoes", "a-bees"], "the keyword index in file order")
+    s.compact()
+    eq([json.loads(line)["id"] for line in _read("memory_records.jsonl").splitlines()],
+       ["b-tomatoes", "a-bees"], "compaction writes the items in file order")
     dev.unmount()

@@ -249,8 +249,8 @@ def store_evictions(clock_start=1714000000, cap=10):
             raise AssertionError("%d items over a capacity of %d" % (len(got), cap))
         again = Store(MEMORY_DIR, clock=s.clock, max_active=cap)
         again.count()
-        a = (s._tab.lines, s._tab.changes, s._tab.evicted, s._tab.active)
-        b = (again._tab.lines, again._tab.changes, again._tab.evicted, again._tab.active)
+        a = (s._st.tab.lines, s._st.tab.changes, s._st.tab.evicted, s._st.tab.active)
+        b = (again._st.tab.lines, again._st.tab.changes, again._st.tab.evicted, again._st.tab.active)
         if a != b:
             raise AssertionError("RAM counts %r, a reopen's %r" % (a, b))
         check_store_consistent(s)

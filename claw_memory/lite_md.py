@@ -1,22 +1,20 @@
-# claw_memory.memory_md: MEMORY.md as LITE mode uses it: the user's document, injected whole.
+# claw_memory.lite_md: MEMORY.md as LITE mode uses it: the user's document, injected whole.
 # MIT license
 #
-# In FULL mode the store renders MEMORY.md from its records; LITE mode never imports the
-# store, it only creates the default document and reads it (bounded).
+# In FULL mode the store renders MEMORY.md from its records (store/markdown.py); LITE mode
+# never imports the store, it only creates the initial document and reads it (bounded).
 
 from . import fsutil, text
 from ._compat import const
-from .paths import STORE_INDEX, STORE_RECORDS
+from .paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
 
-NAME = "MEMORY.md"
-DEFAULT = "# Long-term Memory\n\n(empty - ESP-Claw will write memories here as it learns)\n"
 _LITE_MAX = const(16384)  # bytes of MEMORY.md injected in LITE mode
 
 
 def ensure(path):
-    """Create the default document when there is none."""
+    """Create the initial document when there is none."""
     if not fsutil.exists(path):
-        fsutil.replace(path, DEFAULT.encode())
+        fsutil.replace(path, MEMORY_MD_INIT.encode())
 
 
 def stale(directory):
@@ -27,7 +25,7 @@ def stale(directory):
     records = fsutil.size(directory + "/" + STORE_RECORDS)
     if records <= 0:
         return False
-    if not fsutil.exists(directory + "/" + NAME):
+    if not fsutil.exists(directory + "/" + MEMORY_MD):
         return True
     try:
         with open(directory + "/" + STORE_INDEX, "rb") as f:
