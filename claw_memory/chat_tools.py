@@ -2,7 +2,7 @@
 # (both modes); the memory_* tools are in memory_tools.py (FULL mode only).
 # MIT license
 #
-# Result envelopes are ESP-Claw's (§11). Handlers are coroutines `(args_json, request) ->
+# Result envelopes are ESP-Claw's (§11 of docs/DESIGN.md's appendix). Handlers are coroutines `(args_json, request) ->
 # (ok, output_json)`; ok False makes the agent mark the tool message as an error. Nothing a
 # model sends can crash a handler: bad arguments get an error envelope.
 

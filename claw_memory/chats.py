@@ -1,4 +1,4 @@
-# claw_memory: chat sessions and the /session command (ESP-Claw's session manager, §12).
+# claw_memory: chat sessions and the /session command (ESP-Claw's session manager, §12 in docs/DESIGN.md).
 # MIT license
 #
 # A chat (channel + chat id) has up to 32 named sessions; the current one gives the session

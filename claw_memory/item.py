@@ -3,7 +3,7 @@
 #
 # Items are plain dicts with ESP-Claw's fields. Every cut is on a UTF-8 character boundary
 # (ESP-Claw cuts bytes), and labels keep up to 24 characters (ESP-Claw keeps 8, which turns
-# "daily_routine" into "daily_ro"; DESIGN.md, deliberate differences 2 and 4).
+# "daily_routine" into "daily_ro"; docs/DESIGN.md, deliberate differences 2 and 4).
 
 from . import text
 from ._compat import const, dumps

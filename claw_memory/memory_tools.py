@@ -2,7 +2,7 @@
 # (FULL mode only).
 # MIT license
 #
-# Names, schemas and result envelopes are ESP-Claw's (§11); descriptions are ours.
+# Names, schemas and result envelopes are ESP-Claw's (§11 in docs/DESIGN.md); descriptions are ours.
 
 from . import item as itm
 from ._compat import const, dumps
@@ -125,7 +125,7 @@ class MemoryTools:
             items = self.store.recall(wanted, limit if limit > 0 else 8)
         except Exception as e:  # noqa: BLE001
             return failed("memory_recall", e, self._log)
-        # Recall changes no memory (ESP-Claw says changed: true; DESIGN.md difference 6).
+        # Recall changes no memory (ESP-Claw says changed: true; docs/DESIGN.md, deliberate difference 6).
         return True, _ok("memory_recall", False, items=[_item_json(it) for it in items])
 
     async def memory_list(self, raw=None, request=None):

@@ -133,7 +133,7 @@ def pair_tools(msgs):
 
 
 def degrade(obj):
-    """A final answer of the other backend as plain text, or None (ESP-Claw §6.3 step 5)."""
+    """A final answer of the other backend as plain text, or None (ESP-Claw §6.3, docs/DESIGN.md)."""
     content = obj.get("content")
     if isinstance(content, str):
         return obj

@@ -3,7 +3,7 @@
 #
 # Every cut happens on a UTF-8 character boundary and invalid bytes are dropped, so what we
 # write decodes under CPython's strict decoder too (ESP-Claw cuts bytes and may split a
-# character; see DESIGN.md, deliberate difference 4).
+# character; see docs/DESIGN.md, deliberate difference 4).
 
 import json
 

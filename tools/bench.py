@@ -12,10 +12,10 @@ flash (claw_memory_cli/runtime/flashsim.py: LittleFS2 with 4096-byte blocks, FAT
 ours (claw_memory), ESP-Claw's C code ported file operation for file operation
 (tools/benchmark/baselines/espclaw.py) and two plain MicroPython peers
 (tools/benchmark/baselines/peers.py). Flash and time figures come from the pinned
-64-bit unix port; every heap figure from the 32-bit, single-precision build in
-../shared/tools/micropython32/ (skipped, with the reason printed, when it is absent).
+64-bit unix port; every heap figure from the 32-bit, single-precision build of
+tools/build_mp32.py (skipped, with the reason printed, when it cannot be built).
 
-Device time (../shared/DESIGN.md): flash ms = 45 per 4 KiB erase + 0.7 per 256 B programmed;
+Device time (docs/DESIGN.md section 6): flash ms = 45 per 4 KiB erase + 0.7 per 256 B programmed;
 CPU ms = host ms x F for F = 30 and F = 100. Host ms is the CPU time of one operation (wall
 time minus the time the process waited for a CPU, from /proc/self/schedstat, so that other load
 on the machine does not inflate it), repeated; medians and minima are reported with the count.

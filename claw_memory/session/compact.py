@@ -1,5 +1,5 @@
 # claw_memory.session.compact: shrink a session over its size limit well below it, or block
-# it when even its newest turn is too big (ESP-Claw §6.4, with hysteresis).
+# it when even its newest turn is too big (ESP-Claw §6.4 in docs/DESIGN.md, with hysteresis).
 # MIT license
 #
 # ESP-Claw's rule keeps every user and final record, the tool records of the newest completed
@@ -27,7 +27,7 @@ from .write import flush_index
 _ROOM_TURNS = const(20)  # turns like the recent ones a compaction leaves room for
 
 # ESP-Claw's CLAW_MEMORY_SESSION_SIZE_WARNING, whole and without the five stray spaces its
-# C line continuation put after "sending" (DESIGN.md, deliberate difference 5).
+# C line continuation put after "sending" (docs/DESIGN.md, deliberate difference 5).
 BLOCK_TEXT = (
     "Session history is still too large after compaction. Please create a new conversation "
     "by sending the command `/session new [name]`, and delete the old session by "

@@ -1,5 +1,5 @@
 # claw_memory.session.window: which records a request sends under the token budget, and the
-# summary message that stands for the older ones (ESP-Claw's "line B", spec §6.9).
+# summary message that stands for the older ones (ESP-Claw's "line B", §6.9 in docs/DESIGN.md).
 # MIT license
 #
 # Line B parses the whole history and counts the tokens of every message's text. Here the

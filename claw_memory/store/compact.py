@@ -1,5 +1,5 @@
 # claw_memory.store.compact: fold recall counts in, merge duplicates, drop tombstones, keep
-# the best 128, and rewrite the records and the digest as one unit (ESP-Claw §7.12).
+# the best 128, and rewrite the records and the digest as one unit (ESP-Claw §7.12, docs/DESIGN.md).
 # MIT license
 #
 # RAM: the slots' arrays are already in RAM; the merge adds a few ints per slot, and the

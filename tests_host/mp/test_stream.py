@@ -1,6 +1,6 @@
 # The history a request sends (session.stream, session.window): streamed from flash byte for
 # byte as the history parsed and converted would be, within the token budget (ESP-Claw line
-# B, spec §6.9), never starting inside a tool exchange.
+# B, §6.9 in docs/DESIGN.md), never starting inside a tool exchange.
 import json
 import struct
 

@@ -1,5 +1,5 @@
 # What ESP-Claw's C claw_memory does to a data root's long-term store when its firmware boots
-# and compacts (reference/esp-claw-memory-spec.md §7.12), for hand-over tests: records read
+# and compacts (§7.12 in docs/DESIGN.md), for hand-over tests: records read
 # line by line (the last line per id wins), recall lines replayed from the index's
 # last_compact_digest_size, duplicates merged, capacity 128, labels cut to 8 characters, and
 # the index written in the key order its compaction leaves (the counters after the keyword

@@ -5,7 +5,7 @@ import statistics
 
 NOT_STORAGE = ("agent", "llm/")  # module prefixes outside "storage layers, hooks and tools"
 KIB = 1024
-ESP32_FREE = 145000  # heap free on an ESP32-S3 without PSRAM, about (../shared/DESIGN.md)
+ESP32_FREE = 145000  # heap free on an ESP32-S3 without PSRAM, about (docs/DESIGN.md, section 5)
 ERASE_MS = 45.0
 PROG_MS_PER_256 = 0.7
 FACTORS = (30, 100)

@@ -65,7 +65,7 @@ simulated flash (LittleFS2 with 4096-byte blocks, as on an ESP32's `vfs` partiti
   JSON array rewritten per change, with no digest, index, MEMORY.md or cap (so *lighter* than a
   store that keeps those files).
 
-**Device time** (`../shared/DESIGN.md`): flash ms = 45 ms per 4 KiB erase + 0.7 ms per 256 B
+**Device time** (`docs/DESIGN.md`, section 6): flash ms = 45 ms per 4 KiB erase + 0.7 ms per 256 B
 programmed (the simulator's counters); CPU ms = host ms x F, F = 30 and 100 (MicroPython on a
 240 MHz ESP32-S3); device ms = flash + CPU, printed as "F=30 / F=100". Host ms: CPU time of one
 operation in the 64-bit unix port after a gc.collect() (wall time minus the time the process

@@ -19,7 +19,6 @@ CASES = os.path.join(HERE, "mp")  # the MicroPython side: the cases, the heap me
 BASELINES = os.path.join(HERE, "baselines")  # ESP-Claw's port, the peers
 FLASHSIM = os.path.join(ROOT, "claw_memory_cli", "runtime")  # the simulated flash
 MP_PATH = [CASES, BASELINES, FLASHSIM]
-MP32_DEFAULT = os.path.join(ROOT, "..", "shared", "tools", "micropython32", "micropython")
 
 
 # -- running cases ----------------------------------------------------------------------------
@@ -41,11 +40,20 @@ def micropython64():
 
 
 def micropython32():
-    """(path, None) or (None, why it is missing)."""
-    path = os.environ.get("MICROPYTHON32") or os.path.normpath(MP32_DEFAULT)
-    if os.path.exists(path) and os.access(path, os.X_OK):
-        return path, None
-    return None, "32-bit ESP32-like unix port not found at %s (set MICROPYTHON32)" % path
+    """(path, None) or (None, why it is missing): $MICROPYTHON32, else the ESP32-like port
+    tools/build_mp32.py builds (without the package: the heap cases load it as .mpy)."""
+    path = os.environ.get("MICROPYTHON32")
+    if path:
+        if os.path.exists(path) and os.access(path, os.X_OK):
+            return path, None
+        return None, "MICROPYTHON32=%s is not an executable" % path
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import build_mp32
+
+    try:
+        return build_mp32.build(plain=True), None
+    except build_mp32.Unavailable as e:
+        return None, "the 32-bit ESP32-like port cannot be built here (tools/build_mp32.py): %s" % e
 
 
 class Runner:

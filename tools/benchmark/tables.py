@@ -209,7 +209,7 @@ def heap_tables(res, out):
         out("Not measured: %s." % res.get("mp32_missing"))
         out("")
         return
-    out("`../shared/tools/micropython32/micropython`: the unix port built for 32-bit x86 with "
+    out("The ESP32-like port of `tools/build_mp32.py --plain`: the unix port built for 32-bit x86 with "
         "single-precision floats, so objects have the chip's sizes and ints above 2**30 are "
         "heap-allocated big ints, as on the ESP32-S3. (The 64-bit port is not \"about twice\": "
         "measured, 32-bit peaks are 0.7-1.05x the 64-bit ones, and big ints and fragmentation can "

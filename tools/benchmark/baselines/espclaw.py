@@ -2,9 +2,9 @@
 # baseline (tools/bench.py). MIT license
 #
 # Not our library and not a reimplementation of its behaviour: this module does, file
-# operation by file operation, what ESP-Claw's C code does (spec
-# ../shared/reference/esp-claw-memory-spec.md §6.1-6.4 and §7.5-7.12; read against
-# claw_memory_session.c, claw_memory.c and claw_memory_storage.c), so that the flash
+# operation by file operation, what ESP-Claw's C code does (§6.1-6.4 and §7.3-7.12 in
+# docs/DESIGN.md's appendix; read against claw_memory_session.c, claw_memory.c and
+# claw_memory_storage.c of ESP-Claw's components/claw_modules/claw_memory), so that the flash
 # simulator counts what the real system would program and erase:
 #
 # - persist: validate the .log/.idx pair (the whole .idx read), one open of each for append
