@@ -327,8 +327,9 @@ MUTANTS = [
      "a converted message's length is counted in characters, not bytes"),
     ("session/plan", "                start = tix[k - 1] if k else 0", "                start = 0",
      "a kept converted message is replayed with every kept message before it (a request's later LLM calls)"),
-    ("session/plan", "(role != \"tool\" or self.backend != ANTHROPIC)", "True",
-     "an Anthropic tool result's whole wire message is kept and replayed inside its round's message"),
+    ("session/plan", "            self.tix.extend((n, _CODES.get(role, 0), len(self.tbuf)))",
+     "            self.tix.extend((n + 1, _CODES.get(role, 0), len(self.tbuf)))",
+     "a kept converted text is filed under the next message (later passes send it in the wrong place)"),
 
     # -- session/flatmsg --------------------------------------------------------------------
     ("session/flatmsg", "    return out if rd.peek() == -1 and rd.ends_line() else None",
@@ -345,9 +346,9 @@ MUTANTS = [
     ("session/flatmsg", "        if v is not None and v[0] < 0 and v[2] != b\"null\":\n            return False\n        v = o.get(b\"is_error\")",
      "        v = o.get(b\"is_error\")",
      "a tool result of a number content goes out as stored (its content left out)"),
-    ("session/flatmsg", "    return [fr[0], (d[1], d[2]) if d[1] >= 0 else None, fr[1], content, fr[2]]",
-     "    return [fr[0], (d[1], d[2]), fr[1], content, fr[2]]",
-     "a flat tool result without an id copies bytes from before the record"),
+    ("session/flatmsg", "            out.append((kind, t[0], t[1], c[0], c[1], t[2]))",
+     "            out.append((kind, c[0], c[1], t[0], t[1], t[2]))",
+     "a quickly read tool result goes out with its id and content swapped"),
     ("session/flatmsg", "    return n + len(fr[0]) + len(fr[1]) + len(fr[2])", "    return n + len(fr[0]) + len(fr[1])",
      "a flat tool result's length leaves out its frame's tail (Content-Length wrong)"),
 

@@ -11,12 +11,12 @@ from array import array
 
 from .._compat import const
 from ..messages import call_ids
-from ..wire import ANTHROPIC, ANTHROPIC_ROUND, FLAT_ASSISTANT, FLAT_TOOL, FLAT_USER, dumped, frames
+from ..wire import ANTHROPIC, ANTHROPIC_ROUND, FLAT_ASSISTANT, FLAT_USER, dumped, frames
 from .flatmsg import NAMES, tool_id, wire_length
 
 _SPANS = const(512)  # flat messages whose parts are kept after the first pass (6 ints each)
 _TEXTS = const(2048)  # bytes of converted messages kept after the first pass
-_CODES = {"user": FLAT_USER, "assistant": FLAT_ASSISTANT, "tool": FLAT_TOOL}  # of kept texts
+_CODES = {"user": FLAT_USER, "assistant": FLAT_ASSISTANT}  # roles of kept texts
 
 
 class Plan:
@@ -38,7 +38,8 @@ class Plan:
         self.done = False
 
     def remember(self, n, role, text):
-        if len(self.tbuf) + len(text) <= _TEXTS and (role != "tool" or self.backend != ANTHROPIC):
+        # A user or assistant message's (tool results are sized in their call's group).
+        if len(self.tbuf) + len(text) <= _TEXTS:
             self.tbuf += text
             self.tix.extend((n, _CODES.get(role, 0), len(self.tbuf)))
 
