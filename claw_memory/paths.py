@@ -26,11 +26,21 @@ def join(*parts):
     return out
 
 
+def _mounted(path):
+    # A folder of that name on a host (the unix port sees the host's /) is not a card or a
+    # flash partition: only a mount point counts. os.mount() lists them (MicroPython 1.23+);
+    # CPython and older firmware have no list, and there the folder is all there is to go by.
+    try:
+        return any(p == path for _, p in os.mount())
+    except (AttributeError, TypeError):
+        return is_dir(path)
+
+
 def data_root(root=None):
     """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd."""
     if root is None:
         for cand in ("/sd", "/flash"):
-            if is_dir(cand):
+            if _mounted(cand):
                 root = cand
                 break
         else:

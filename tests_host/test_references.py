@@ -85,7 +85,8 @@ def test_every_deliberate_difference_cited_exists():
                 if int(num) not in numbers:
                     bad.append("%s: deliberate difference %s" % (f, num))
         for m in re.finditer(r"(?<!docs/)DESIGN\.md", s):
-            if f != "docs/DESIGN.md" and not s[max(m.start() - 5, 0):m.start()].endswith("docs/"):
+            # this file quotes the rule it checks
+            if f not in ("docs/DESIGN.md", "tests_host/test_references.py") and not s[max(m.start() - 5, 0):m.start()].endswith("docs/"):
                 bad.append("%s: names DESIGN.md without its folder (docs/DESIGN.md)" % f)
     assert not bad, "\n".join(sorted(set(bad)))
 
