@@ -619,6 +619,25 @@ def test_an_answer_outside_2xx_is_an_http_error_with_the_api_message(srv, backen
     assert str(e) == "%s: HTTP 429: quota exceeded" % backend
 
 
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_redirect_is_followed_and_the_key_stays_home(backend):
+    # Issue 24 item 5: CPython's aiohttp followed a redirect to another origin with the API
+    # key (Anthropic's x-api-key is not a header it strips) and took that host's answer.
+    with LLMServer() as home, LLMServer() as other:
+        other.fallback = LLMServer.spec_reply("the other host's answer")
+        for status in REDIRECTS:
+            target = other.url + PATHS[backend]
+            home.redirect(status, target)
+            e = fails(client(home, backend, api_key="sk-secret"))
+            assert (e.kind, e.status) == ("http", status), (status, e)
+            assert "redirect" in str(e) and target in str(e), str(e)
+        assert len(home.requests) == len(REDIRECTS)
+        assert other.requests == []  # neither the key nor the conversation went there
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, backend):
     srv.reply("ok")
