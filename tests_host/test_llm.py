@@ -658,6 +658,68 @@ def test_an_answer_over_max_answer_is_malformed(srv, backend):
     assert chat(c).text == "x" * 3000
 
 
+def _raw_server(answers):
+    """One connection per answer: reads the request, sends these raw bytes, closes."""
+    import threading
+
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(8)
+
+    def serve():
+        with lst:
+            for data in answers:
+                conn, _ = lst.accept()
+                with conn:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf:
+                        buf += conn.recv(4096)
+                    head, _, rest = buf.partition(b"\r\n\r\n")
+                    n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                    while len(rest) < n:
+                        rest += conn.recv(65536)
+                    try:
+                        conn.sendall(data)
+                    except OSError:  # the client stopped reading
+                        pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return "http://127.0.0.1:%d/v1" % lst.getsockname()[1]
+
+
+def test_lines_that_never_end_are_malformed_answers():
+    # Issue 24 item 8 on CPython: aiohttp bounds the lines itself; its refusal is a
+    # malformed answer (as on MicroPython), quoted in a few hundred characters, not kilobytes
+    endless = b"y" * (1 << 20)
+    te = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answers = [b"HTTP/1.1 200 " + endless, b"HTTP/1.1 200 OK\r\nX-Big: " + endless,
+               te + b"1" + endless, te + b"2\r\n{}" + endless, te + b"2\r\n{}\r\n0\r\nX-T: " + endless]
+    url = _raw_server(answers)
+    for data in answers:
+        e = fails(llm.from_config("openai", base_url=url, timeout=5))
+        assert e.kind == "malformed" and len(str(e)) < 400, (data[:60], e)
+
+
+def test_max_answer_at_its_exact_edge():
+    # Content-Length, chunked and to the end of the stream: max_answer bytes are read,
+    # one more is refused
+    shape = b'{"choices":[{"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}]}'
+    n = 4096
+    ok = shape % (b"x" * (n - len(shape % b"")))
+    bodies = {"length": lambda b: b"Content-Length: %d\r\n\r\n%s" % (len(b), b),
+              "chunked": lambda b: b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(b), b),
+              "eof": lambda b: b"Connection: close\r\n\r\n" + b}
+    answers = []
+    for frame in bodies.values():
+        answers += [b"HTTP/1.1 200 OK\r\n" + frame(ok), b"HTTP/1.1 200 OK\r\n" + frame(ok + b" ")]
+    url = _raw_server(answers)
+    for kind in bodies:
+        c = llm.from_config("openai", base_url=url, timeout=5, max_answer=n)
+        assert chat(c).text == "x" * (n - len(shape % b"")), kind
+        e = fails(c)
+        assert e.kind == "malformed" and "answer over 4096 bytes" in str(e), (kind, e)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_slow_answer_times_out(srv, backend):
     srv.delay(5)

@@ -18,11 +18,12 @@ from .._compat import MICROPYTHON, const, dumps
 from ..core import LLMError
 from ..wire import dump
 
-MAX_ANSWER = const(65536)  # bytes of an answer body read at most (see docs/PRIVACY.md)
+MAX_ANSWER = const(16384)  # bytes of an answer read at most by default (README: why)
 _PIECE = const(2048)  # small body parts are joined up to this size before a write
 _READ = const(4096)
 _HEAD_MAX = const(16384)  # bytes of status line and headers (and of a chunked body's trailers)
 _CHUNK_LINE = const(1024)  # bytes of a chunk size line, its extensions and CRLF included
+_QUOTE = const(200)  # characters of an aiohttp error quoted in a message
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -195,6 +196,11 @@ async def post(name, url, headers, body, tls, timeout, max_answer=MAX_ANSWER):
             hint = " (the server's certificate is not trusted for this host: check the CA bundle)"
             raise LLMError("%s: TLS connection to %s refused: %s%s" % (
                 name, url, _exc(e), hint if why == "cert" else ""), "tls")
+        if not MICROPYTHON and isinstance(e, aiohttp.ClientResponseError):
+            # CPython: its parser refused the answer (a line over its limit, a bad chunk);
+            # its message quotes kilobytes of what it refused
+            raise LLMError("%s: malformed answer from %s: %s" % (name, url, _exc(e)[:_QUOTE]),
+                           "malformed")
         if isinstance(e, OSError):
             raise LLMError("%s: cannot reach %s: %s" % (name, url, _exc(e)), "network")
         # CPython: aiohttp.ClientError that is no OSError (dropped connection, bad HTTP).
@@ -427,11 +433,8 @@ async def _chunked(r, max_answer):
             break
         _limit(len(out) + n, max_answer, r.status)
         out += await r.exactly(n)
-        end = await r.line(2, "the line end after a chunk")
-        if not end:
-            raise _Fail("connection closed before the answer was complete")
-        if end not in (b"\r\n", b"\n"):
-            raise _Fail("no line end after a chunk", "malformed", r.status)
+        if await r.exactly(2) != b"\r\n":
+            raise _Fail("no CRLF after a chunk", "malformed", r.status)
     # the trailers (header lines, bounded as the headers are), up to the empty line; the
     # body is complete, so a stream that ends here is no error
     seen = 0
@@ -457,6 +460,8 @@ async def _post_cpython(aiohttp, url, headers, body, tls, max_answer):
         async with s.post(url, data=stream(), headers=headers, allow_redirects=False, **kw) as r:
             out = bytearray()
             _no_redirect(r.status, r.headers.get("Location"))
+            if r.content_length is not None:
+                _limit(r.content_length, max_answer, r.status)
             async for chunk in r.content.iter_chunked(_READ):
                 out += chunk
                 _limit(len(out), max_answer, r.status)
