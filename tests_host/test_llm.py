@@ -1085,6 +1085,39 @@ def test_tls_verifies_the_server(certs, backend):
         assert bad.last().headers.get("authorization", bad.last().headers.get("x-api-key"))
 
 
+def test_a_damaged_certificate_in_the_ca_bundle_is_skipped_and_logged(certs, tmp_path):
+    # Issue 24 item 11: one damaged base64 block failed every client ("incorrect padding")
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    with open(certs.wrong_ca, "rb") as f:
+        other = f.read()
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(tlscerts.bad_bundle(ca))
+    with LLMServer(ssl=tlscerts.server_context(certs.server_cert, certs.server_key)) as srv:
+        srv.fallback = LLMServer.spec_reply("secure")
+        for ca_arg in (str(bundle), bundle.read_bytes()):
+            logs = []
+            c = client(srv, "anthropic", ca=ca_arg, log=logs.append)
+            assert chat(c).text == "secure"
+            where = str(bundle) if isinstance(ca_arg, str) else "(%d bytes)" % len(ca_arg)
+            assert [ln.split(" skipped: ")[0] for ln in logs] == [
+                "anthropic: CA bundle %s: certificate %d (line %d)" % (where, n, line)
+                for n, line in ((1, 1), (2, 5), (4, 8 + ca.count(b"\n")))], logs
+            assert "bad base64" in logs[0] and "cut short" in logs[2], logs
+        # what is left trusts only what it should: another server is still refused
+        only_other = tmp_path / "other.pem"
+        only_other.write_bytes(tlscerts.bad_bundle(other))
+        e = fails(client(srv, "openai", ca=str(only_other)))
+        assert e.kind == "tls" and len(srv.requests) == 2, e  # nothing sent
+    nothing = tmp_path / "nothing.pem"
+    nothing.write_bytes(tlscerts.damaged(ca) + tlscerts.damaged(other))
+    logs = []
+    with pytest.raises(ValueError) as info:
+        llm.from_config("openai", base_url="https://127.0.0.1:1/v1", ca=str(nothing), log=logs.append)
+    assert str(info.value) == "openai: no usable certificate in the CA bundle %s" % nothing
+    assert len(logs) == 2 and all(str(nothing) in ln for ln in logs), logs
+
+
 def test_https_to_a_plain_http_server_is_a_tls_error(srv, certs):
     srv.fallback = LLMServer.spec_reply("never")
     url = "https://127.0.0.1:%d/v1" % srv.port

@@ -446,6 +446,19 @@ def test_tls_with_the_right_ca_works(tls_srv, certs, tmp_path, backend):
     no_leak(end)
 
 
+def test_a_damaged_certificate_in_the_bundle_is_skipped(tls_srv, certs, tmp_path):
+    # Issue 24 item 11 with mbedTLS: the bundle's good certificate still verifies the server
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(tlscerts.bad_bundle(ca))
+    tls_srv.fallback = LLMServer.spec_reply("secure hello")
+    rs, end = probe(tmp_path, [step(tls_srv, b, ca=str(bundle)) for b in BACKENDS])
+    assert [r.get("text") for r in rs] == ["secure hello"] * 3, rs
+    assert len(end["log"]) == 9 and all(str(bundle) in ln for ln in end["log"]), end["log"]
+    no_leak(end)
+
+
 def test_tls_refuses_wrong_ca_self_signed_and_wrong_host_and_sends_nothing(certs, tmp_path):
     evil_ctx = tlscerts.server_context(certs.evil_cert, certs.evil_key)
     other_ctx = tlscerts.server_context(certs.other_cert, certs.other_key)

@@ -6,6 +6,7 @@
 # from `ca=` (a path, or PEM/DER bytes), else /certs/ca.pem on the board (CPython: the system
 # store). No bundle for an https URL is an error that says how to get one, never a silent
 # downgrade; only an explicit insecure=True turns verification off, and says so through `log`.
+# A damaged certificate in the bundle is skipped (logged with its place), on CPython too.
 #
 # RAM: the bundle is read one certificate at a time and loaded as DER (mbedTLS in some builds
 # cannot parse PEM). mbedTLS keeps the parsed roots outside the GC heap (about 2.8 KB each on
@@ -71,20 +72,14 @@ if MICROPYTHON:
         return ctx
 
     def _verifying(ca, log, name):
+        return _trusting(ca, log, name, _new)
+
+    def _new(der):
         # mbedTLS in some builds (the unix port tested here) cannot parse PEM: every
         # certificate is loaded as DER, one at a time (the context accumulates them).
         ssl = _ssl()
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        n = 0
-        for i, der in enumerate(ders(ca)):
-            try:
-                ctx.load_verify_locations(cadata=der)
-                n += 1
-            except (ValueError, OSError) as e:
-                if log:
-                    log("%s: CA bundle: certificate %d skipped: %s" % (name, i + 1, e))
-        if not n:
-            raise ValueError("%s: no usable certificate in the CA bundle %s" % (name, _what(ca)))
+        ctx.load_verify_locations(cadata=der)
         ctx.verify_mode = ssl.CERT_REQUIRED
         return ctx
 
@@ -99,13 +94,31 @@ else:
 
     def _verifying(ca, log, name):
         if ca is None:
-            return _cssl.create_default_context()
-        if isinstance(ca, str):
-            return _cssl.create_default_context(cafile=ca)
-        data = bytes(ca)
-        return _cssl.create_default_context(
-            cadata=data.decode("ascii") if _BEGIN in data else data
-        )
+            return _cssl.create_default_context()  # the system's trust store
+        return _trusting(ca, log, name, lambda der: _cssl.create_default_context(cadata=der))
+
+
+def _trusting(ca, log, name, new):
+    """The context `new(der)` makes from the first usable certificate of the bundle `ca`, with
+    every other usable one added. A damaged one (bad base64, cut short, refused by the TLS
+    library) is skipped and logged with where it is: one bad block must not disable every
+    client. ValueError, naming the bundle, when none is usable."""
+    ctx = None
+    for where, der in blocks(ca):
+        try:
+            if not isinstance(der, bytes):
+                raise der
+            if ctx is None:
+                ctx = new(der)
+            else:
+                ctx.load_verify_locations(cadata=der)
+        except (ValueError, OSError) as e:
+            if log:
+                log("%s: CA bundle %s: %s skipped: %s" % (name, _what(ca), where,
+                                                         str(e) or type(e).__name__))
+    if ctx is None:
+        raise ValueError("%s: no usable certificate in the CA bundle %s" % (name, _what(ca)))
+    return ctx
 
 
 def _what(ca):
@@ -113,8 +126,16 @@ def _what(ca):
 
 
 def ders(ca):
-    """The DER bytes of each certificate of a CA bundle (a path, or bytes: PEM with any
-    number of certificates, or one DER certificate), one at a time."""
+    """The DER bytes of each readable certificate of a CA bundle (see blocks)."""
+    for _, der in blocks(ca):
+        if isinstance(der, bytes):
+            yield der
+
+
+def blocks(ca):
+    """(where, DER bytes) for each certificate of a CA bundle (a path, or bytes: PEM with any
+    number of certificates, or one DER certificate), one at a time; for a PEM block that
+    cannot be read, (where, the ValueError). `where` is "certificate N (line L)"."""
     if isinstance(ca, str):
         try:
             f = open(ca, "rb")
@@ -125,19 +146,34 @@ def ders(ca):
     elif _BEGIN in ca:
         yield from _pem(bytes(ca).split(b"\n"))
     else:
-        yield bytes(ca)
+        yield "certificate 1", bytes(ca)
 
 
 def _pem(lines):
     import binascii
 
     b64 = None
-    for line in lines:
+    n = at = 0
+    for i, line in enumerate(lines):
         line = line.strip()
         if line == _BEGIN:
+            if b64 is not None:
+                yield _where(n, at), ValueError("no END line")
+            n += 1
+            at = i + 1
             b64 = bytearray()
         elif line == _END and b64 is not None:
-            yield binascii.a2b_base64(b64)
+            try:
+                der = binascii.a2b_base64(b64)
+            except ValueError as e:  # binascii.Error is one
+                der = ValueError("bad base64: %s" % e)
+            yield _where(n, at), der
             b64 = None
         elif b64 is not None:
             b64 += line
+    if b64 is not None:
+        yield _where(n, at), ValueError("cut short: no END line")
+
+
+def _where(n, line):
+    return "certificate %d (line %d)" % (n, line)
