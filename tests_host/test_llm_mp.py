@@ -397,6 +397,7 @@ def test_every_limit_is_enforced_while_reading_at_its_exact_edge(tmp_path):
         ("Content-Length over the default", _head(100, more=b"Content-Length: 16385\r\n") + ok_default + b" ", None, False),
         ("Content-Length at max_answer", _head(100, more=b"Content-Length: %d\r\n" % small) + ok_small, small, True),
         ("Content-Length over max_answer", _head(100, more=b"Content-Length: %d\r\n" % (small + 1)) + ok_small + b" ", small, False),
+        ("bad chunk size", _head(100, more=te) + b"zz\r\n" + ok_small + b"\r\n0\r\n\r\n", small, False),
         ("chunked at max_answer", _head(100, more=te) + one + b"0\r\n\r\n", small, True),
         ("chunked over max_answer", _head(100, more=te) + one + b"1\r\n \r\n0\r\n\r\n", small, False),
         ("to the end at the default", _head(100) + ok_default, None, True),
@@ -420,10 +421,20 @@ def test_every_limit_is_enforced_while_reading_at_its_exact_edge(tmp_path):
         over = {"head": "answer headers over 16384 bytes", "endless h": "answer headers over 16384",
                 "endless s": "answer headers over 16384", "chunk size": "a chunk size line over 1024",
                 "endless c": "a chunk size line over 1024", "no CRLF": "no CRLF after a chunk",
-                "trailers": "answer trailers over 16384", "endless t": "answer trailers over 16384"}
+                "trailers": "answer trailers over 16384", "endless t": "answer trailers over 16384",
+                "bad chunk": "bad chunk size"}
         want = next((v for k, v in over.items() if name.startswith(k)),
                     "answer over %d bytes" % (limit or 16384))
         assert want in r["msg"], (name, r)
+    no_leak(end)
+
+
+def test_a_memory_error_is_not_disguised_as_a_network_error(srv, tmp_path):
+    # An answer the caller allowed (max_answer) but the heap cannot hold: MemoryError, as
+    # post() promises, so the agent sees the heap is short, not a "network" failure
+    srv.reply("m" * 300000)
+    (r,), end = probe(tmp_path, [step(srv, "openai", max_answer=1 << 20)], heap="256K")
+    assert r["type"] == "MemoryError", r
     no_leak(end)
 
 

@@ -88,7 +88,7 @@ def test_tls_context_rules():
 def test_a_damaged_certificate_is_skipped_and_logged_with_its_place():
     # Issue 24 item 11: one damaged base64 block made every https client fail with a bare
     # "incorrect padding". Blocks: bad base64 (line 1), valid base64 that is no certificate
-    # (line 5), the root (its BEGIN on line 10), one cut short by the end of the file (line 23).
+    # (line 5), the root (its BEGIN on line 9), one cut short by the end of the file (line 23).
     bad = (b"-----BEGIN CERTIFICATE-----\nQUJD\nUJD\n-----END CERTIFICATE-----\n"
            b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n")
     cut = b"-----BEGIN CERTIFICATE-----\nMIIB\n"
@@ -105,11 +105,14 @@ def test_a_damaged_certificate_is_skipped_and_logged_with_its_place():
     ok("incorrect padding" in logs[0] and "cut short" in logs[2], logs)
     eq(len(list(certs.ders(path))), 2, "ders: the blocks whose base64 reads")
     with open(path, "wb") as f:
-        f.write(bad + cut)
+        f.write(cut + bad + cut)  # the first cut short by the next BEGIN
     logs = []
     e = raises(ValueError, certs.tls_context, "https://api.example.com", path, log=logs.append)
     eq(str(e), "llm: no usable certificate in the CA bundle /flash/bundle.pem", "names the file")
-    eq(len(logs), 3, "every bad one logged")
+    eq([ln.split(": ")[2] for ln in logs],
+       ["certificate %d (line %d) skipped" % p for p in ((1, 1), (2, 3), (3, 7), (4, 10))],
+       "every bad one logged")
+    ok("no END line" in logs[0], logs[0])
     os.remove(path)
 
 
