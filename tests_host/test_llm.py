@@ -133,6 +133,7 @@ def test_from_config():
     assert isinstance(llm.from_config("openai"), llm.OpenAI)
     assert isinstance(llm.from_config("openai_compatible"), llm.OpenAI)
     assert isinstance(llm.from_config("anthropic", model="x"), llm.Anthropic)
+    assert isinstance(llm.from_config("anthropic_compatible"), llm.Anthropic)
     assert llm.from_config("anthropic", model="x").model == "x"
     assert isinstance(llm.from_config("openai_responses"), llm.OpenAIResponses)
     assert llm.OpenAI.backend == "openai" and llm.Anthropic.backend == "anthropic"
@@ -222,6 +223,26 @@ def test_openai_tool_call_arguments_as_object_and_missing_id(srv):
     assert isinstance(call.arguments, str)
     assert call.id
     assert json.loads(r.raw)["tool_calls"][0]["id"] == call.id  # replayable with its result
+
+
+NO_ID = {"anthropic": {"content": [{"type": "tool_use", "name": "t", "input": {}}]},
+         "openai_responses": {"status": "completed",
+                              "output": [{"type": "function_call", "name": "t", "arguments": "{}"}]}}
+
+
+@pytest.mark.parametrize("backend", sorted(NO_ID))
+def test_a_tool_call_without_an_id_gets_one_on_every_backend(srv, backend):
+    # (OpenAI's case is the test above) the result can then be paired with its call
+    srv.json(NO_ID[backend])
+    r = chat(client(srv, backend))
+    call = r.tool_calls[0]
+    assert call.id and call.name == "t"
+    raw = json.loads(r.raw)
+    if backend == "anthropic":
+        assert raw["content"][0]["id"] == call.id
+    else:
+        assert raw["tool_calls"][0]["id"] == call.id
+        assert raw["_claw_provider_state"]["output"][0]["call_id"] == call.id
 
 
 def test_anthropic_tool_call(srv):
