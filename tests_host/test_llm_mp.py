@@ -470,6 +470,23 @@ def test_a_damaged_certificate_in_the_bundle_is_skipped(tls_srv, certs, tmp_path
     no_leak(end)
 
 
+def test_a_bundle_with_endless_lines_is_read_in_bounded_pieces(tls_srv, certs, tmp_path):
+    # A damaged bundle may hold a line of any length (asyncio aside, a file's readline()
+    # holds it whole): 2 MiB lines, outside a block and inside one, in a 512 KiB heap
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    bundle = tmp_path / "long.pem"
+    endless = b"A" * (2 << 20)
+    bundle.write_bytes(b"# " + endless + b"\n-----BEGIN CERTIFICATE-----\n" + endless
+                       + b"\n-----END CERTIFICATE-----\n" + ca)
+    tls_srv.fallback = LLMServer.spec_reply("secure hello")
+    (r,), end = probe(tmp_path, [step(tls_srv, "openai", ca=str(bundle))], heap="512K")
+    assert r.get("text") == "secure hello", r
+    assert end["log"] == ["openai: CA bundle %s: certificate 1 (line 2) skipped: over 16384 bytes "
+                          "of base64" % bundle], end["log"]
+    no_leak(end)
+
+
 def test_tls_refuses_wrong_ca_self_signed_and_wrong_host_and_sends_nothing(certs, tmp_path):
     evil_ctx = tlscerts.server_context(certs.evil_cert, certs.evil_key)
     other_ctx = tlscerts.server_context(certs.other_cert, certs.other_key)

@@ -12,13 +12,15 @@
 # cannot parse PEM). mbedTLS keeps the parsed roots outside the GC heap (about 2.8 KB each on
 # the unix port); keep the bundle to the roots the board needs.
 
-from .._compat import ENOENT, MICROPYTHON
+from .._compat import ENOENT, MICROPYTHON, const
 
 DEFAULT_CA = "/certs/ca.pem"
 # ESP32 firmware mounts its filesystem at "/"; the virtual board and some ports at /flash.
 CA_PATHS = (DEFAULT_CA, "/flash/certs/ca.pem")
 _BEGIN = b"-----BEGIN CERTIFICATE-----"
 _END = b"-----END CERTIFICATE-----"
+_LINE = const(128)  # bytes of a bundle's line read at a time (PEM writes 64 a line)
+_BLOCK = const(16384)  # bytes of one certificate's base64 at most (a root has 1-3 KiB)
 
 
 def tls_context(url, ca=None, insecure=False, log=None, name="llm"):
@@ -144,18 +146,26 @@ def blocks(ca):
         with f:
             yield from _pem(f)
     elif _BEGIN in ca:
-        yield from _pem(bytes(ca).split(b"\n"))
+        import io
+
+        yield from _pem(io.BytesIO(bytes(ca)))
     else:
         yield "certificate 1", bytes(ca)
 
 
-def _pem(lines):
+def _pem(f):
     import binascii
 
     b64 = None
     n = at = 0
-    for i, line in enumerate(lines):
-        line = line.strip()
+    i = 0  # whole lines before this piece
+    while True:
+        # in pieces: MicroPython's readline() holds a line of any length (a damaged bundle
+        # may have one), readline(n) allocates n bytes whatever the line
+        piece = f.readline(_LINE)
+        if not piece:
+            break
+        line = piece.strip()
         if line == _BEGIN:
             if b64 is not None:
                 yield _where(n, at), ValueError("no END line")
@@ -171,6 +181,11 @@ def _pem(lines):
             b64 = None
         elif b64 is not None:
             b64 += line
+            if len(b64) > _BLOCK:  # no root is that large: the rest of the block is skipped
+                yield _where(n, at), ValueError("over %d bytes of base64" % _BLOCK)
+                b64 = None
+        if piece.endswith(b"\n"):
+            i += 1
     if b64 is not None:
         yield _where(n, at), ValueError("cut short: no END line")
 
