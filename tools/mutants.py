@@ -892,4 +892,10 @@ MUTANTS = [
      "the log names the line before the damaged certificate"),
     ("llm/certs", "            except ValueError as e:  # binascii.Error is one", "            except KeyError as e:  # binascii.Error is one",
      "one block of bad base64 fails the whole bundle again"),
+    ("llm/certs", "        piece = f.readline(_LINE)", "        piece = f.readline()",
+     "a bundle's lines are read whole (a damaged one with a 2 MiB line: MemoryError)"),
+    ("llm/certs", "            if len(b64) > _BLOCK:", "            if False:",
+     "one certificate's base64 grows without a bound"),
+    ("llm/certs", "        if piece.endswith(b\"\\n\"):\n            i += 1", "        i += 1",
+     "a long line read in pieces counts as several: the log names the wrong line"),
 ]
