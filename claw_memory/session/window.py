@@ -35,13 +35,13 @@ class Snapshot:
     """A session's records at one moment (the index prefix, the unindexed entries, the
     pending records): what a request sends stays put while the turn appends to the files."""
 
-    def __init__(self, log, st, limit):
+    def __init__(self, log, st):
         self.log = log
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
         if st.pend:
-            recs = fmt_.pending_records(log + fmt_.PEND, limit + 4)[0][: st.pend]
+            recs = fmt_.pending_records(log + fmt_.PEND)[0][: st.pend]
             # the record's JSON and newline: after the 2-digit prefix
             pend = [(kind, fmt, off + 2, ln - 2) for kind, fmt, off, ln in recs]
         self.pend = pend
