@@ -243,6 +243,8 @@ MUTANTS = [
      "the compacted log's last partial piece is never written"),
 
     # -- session/window ---------------------------------------------------------------------
+    ("session/window", "            if ln > limit + 1:\n                continue\n", "",
+     "a record too big to send takes the token budget: the window stops at it"),
     ("session/window", '_FOREIGN = (b"", b"\\x02\\x03",', '_FOREIGN = (b"", b"\\x00\\x02\\x03",',
      "records of an unknown backend (0) are degraded as foreign"),
     ("session/window", "                    if not 0 < ln <= limit:", "                    if not 0 < ln:",

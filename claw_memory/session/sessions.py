@@ -187,7 +187,8 @@ class Sessions:
         log = self._target(session_id, file)
         st = self._open(log)
         snap = window.Snapshot(log, st)
-        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
+        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0,
+                             self.max_record_bytes)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)
 
     def messages(self, session_id, backend=OPENAI, file=None, tokens=None):
