@@ -92,6 +92,8 @@ def _duplicates(raw, v):
     (maybe a colon) the count cannot tell: then it may."""
     colon, esc = (":", "\\u003") if isinstance(raw, str) else (b":", b"\\u003")
     n = raw.count(colon)
+    if isinstance(v, dict) and n == len(v):
+        return False  # (most records) one colon a member: no other member, no colon in text
     if not n:
         return False
     if raw.find(esc) >= 0:
