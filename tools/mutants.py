@@ -49,6 +49,8 @@ MUTANTS = [
      "_seq_len: a sequence truncated by the end of the data is read past the end"),
     ("text", "    return cjk + (other + 3) // 4", "    return cjk + other // 4",
      "estimate_tokens rounds down"),
+    ("text", "    if isinstance(v, dict) and n == len(v):", "    if isinstance(v, dict) and n >= len(v):",
+     "a flat record's duplicate key keeps its last value"),
     ("text", "    if raw.find(esc) >= 0:\n        return True\n", "",
      "a duplicate key hidden by an escaped colon keeps its last value"),
     ("text", "                    out += b[mark:comma]  # from its comma on", "                    out += b[mark:i]  # from its comma on",
