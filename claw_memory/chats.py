@@ -39,6 +39,9 @@ USAGE = (
 )
 NO_CONTEXT = "Session command failed: missing chat context."
 STORAGE_ERROR = "Session command failed: unable to access session storage."
+# ESP-Claw answers STORAGE_ERROR here too (docs/DESIGN.md, deliberate difference 17).
+FULL = ("Cannot create a new session: this chat already has %d sessions. Delete one with "
+        "/session delete <name> first." % MAX_SESSIONS)
 
 
 def valid_alias(alias):
@@ -202,7 +205,7 @@ class Chats:
         state = self.state(key)
         aliases = list(state[1]) if state else []
         if len(aliases) >= MAX_SESSIONS:
-            return STORAGE_ERROR
+            return FULL
         if alias is not None:
             if alias in aliases:
                 return 'Cannot create session "%s": a session with that name already exists.' % alias

@@ -43,7 +43,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 _MP = "tests_host/mp/"
 _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test_session_repair.py",
             _MP + "test_session_opens.py", _MP + "test_session_powercut.py", _MP + "test_golden.py",
-            _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py"]
+            _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py",
+            _MP + "test_session_records.py", "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
            _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
@@ -62,7 +63,8 @@ TESTS = {
     "store/": _STORE,
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
                _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
-    "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py",
+    "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py", _MP + "test_session_records.py",
+             "tests_host/test_text_cpython.py",
              _MP + "test_store_items.py", _MP + "test_store_labels.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py"],
@@ -70,7 +72,8 @@ TESTS = {
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py"],
-    "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
+    "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py",
+             _MP + "test_session_records.py"],
     "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
     # the LLM clients: test_llm_mp.py runs them under MicroPython with micropython-lib's

@@ -6,9 +6,9 @@
 # pending file; a cut between the two leaves records in both, recognised by the header's log
 # size (where the append started) and removed from the pending file.
 
-from .. import fsutil, text
-from ..messages import classify
+from .. import fsutil
 from . import format as fmt_
+from .state import kind
 
 
 class Pending:
@@ -24,7 +24,10 @@ class Pending:
         self.recs = None
         if fsutil.size(self.path) < 0:
             return
-        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
+        def chat_record(f, off, ln, first):
+            return kind(f, off, ln, limit, first)[0] != 0
+
+        recs, torn, l0 = fmt_.pending_records(self.path, chat_record)
         if l0 is None:
             self.unreadable = True
             return
@@ -108,12 +111,9 @@ def rebase_pending(log, st):
     def write(out):
         out.write(fmt_.pending_head(max(st.log_size, 0)))
         with open(pend, "rb") as f:
-            head = len(f.readline())
+            fmt_.read_pending_head(f)
+            head = f.tell()
             out.copy(f, head, fsutil.size(pend) - head)
 
     fsutil.replace(pend, write)
     st.pend_size = fsutil.size(pend)
-
-
-def _chat_record(body):
-    return classify(text.json_value(body))[0] != 0

@@ -135,7 +135,7 @@ class Sessions:
             if not turn_completed:
                 write.append_pending(log, st, lines, fmt)
                 return None
-            write.append_turn(log, st, lines, fmt, self.max_record_bytes)
+            write.append_turn(log, st, lines, fmt)
         except BaseException:
             self._forget(log)
             raise
@@ -186,8 +186,9 @@ class Sessions:
         record, the older ones summarized in one leading system message (ESP-Claw line B)."""
         log = self._target(session_id, file)
         st = self._open(log)
-        snap = window.Snapshot(log, st, self.max_record_bytes)
-        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
+        snap = window.Snapshot(log, st)
+        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0,
+                             self.max_record_bytes)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)
 
     def messages(self, session_id, backend=OPENAI, file=None, tokens=None):

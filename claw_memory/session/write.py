@@ -118,7 +118,7 @@ def append_pending(log, st, lines, fmt):
     st.pend_size = max(st.pend_size, 0) + len(data)
 
 
-def append_turn(log, st, lines, fmt, limit):
+def append_turn(log, st, lines, fmt):
     """One append moves the pending records and this batch into the log: when it returns,
     the turn is on flash. Its index entries wait in `st.lag` (after_turn)."""
     ents = bytearray()
@@ -133,7 +133,7 @@ def append_turn(log, st, lines, fmt, limit):
             # not parse, even when only its newline was missing.
             out.write(fmt_.CLOSER)
             pos += len(fmt_.CLOSER)
-        for kind, kfmt, body in pending(log, st, limit):
+        for kind, kfmt, body in pending(log, st):
             out.write(body)
             out.write(b"\n")
             ents.extend(fmt_.entry(pos, len(body) + 1, kind, kfmt))
