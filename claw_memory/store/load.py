@@ -6,7 +6,7 @@
 
 from .. import fsutil
 from .. import item as itm
-from . import digest, index, markdown, records
+from . import digest, index, records
 from .catalog import Catalog
 from .read import items
 from .table import Table
@@ -101,6 +101,8 @@ class _Compare:
 def _md_matches(st, tab, cat):
     """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
     says nothing about it)."""
+    from . import markdown
+
     with open(st.md_path, "rb") as f:
         cmp = _Compare(f)
         markdown.writer(cat, items(st.records_path, tab, cat, True))(cmp)
