@@ -26,6 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUPPORT = os.path.join(ROOT, "tests_host", "support")  # capacity.py
+METER_DIR = os.path.join(ROOT, "tools", "benchmark", "mp")  # heapmeter.py
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
@@ -55,7 +56,7 @@ def ports():
 def capacity(binary, pkg, cwd, *args, heap="4M", timeout=600):
     """Run tests_host/support/capacity.py; `pkg` a folder of .mpy, or None for the frozen package."""
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join(([pkg] if pkg else []) + [SUPPORT, ".frozen"])
+    env["MICROPYPATH"] = os.pathsep.join(([pkg] if pkg else []) + [SUPPORT, METER_DIR, ".frozen"])
     return subprocess.run([binary, "-X", "heapsize=" + heap, os.path.join(SUPPORT, "capacity.py")]
                           + list(args), env=env, cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
