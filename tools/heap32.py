@@ -8,7 +8,7 @@ included; the heap it gives minus what the interpreter and the script held at th
 what the package needed free). Prints markdown tables (about 6 minutes on 2 idle cores).
 
     python3 tools/heap32.py [--variant frozen|mpy] [--steps open,store,...] [--no-meter]
-                            [--stride N] [--no-search]
+                            [--stride N] [--no-search] [--mode full|lite]
 
 Needs what tools/build_mp32.py needs (CLAW_MPY_SRC, CLAW_MPLIB). The operations, the data
 root and the heap figures come from tests_host/support/capacity.py (tests_host/test_heap32.py runs
@@ -70,13 +70,15 @@ def _copy(src, dst):
         shutil.copy2(src, dst)
 
 
-def operation(binary, pkg, cwd, *args, heap="4M"):
-    """capacity.py run ... on a fresh copy of the data root (the operations change it)."""
+def operation(binary, pkg, cwd, *args, heap="4M", mode="full"):
+    """capacity.py run ... (lite ... with mode="lite") on a fresh copy of the data root (the
+    operations change it)."""
     root = os.path.join(cwd, "root")
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(os.path.join(cwd, "root0"), root, copy_function=_copy)
     shutil.copyfile(os.path.join(cwd, "root0.ids"), root + ".ids")
-    return capacity(binary, pkg, cwd, "run", "root", *args, heap=heap)
+    return capacity(binary, pkg, cwd, "lite" if mode == "lite" else "run", "root", *args,
+                    heap=heap)
 
 
 def figures(out):
@@ -96,12 +98,12 @@ def figures(out):
     return res
 
 
-def smallest_heap(binary, pkg, cwd, step, lo=32, hi=1024):
+def smallest_heap(binary, pkg, cwd, step, lo=32, hi=1024, mode="full"):
     """Smallest -X heapsize in KiB (1 KiB steps) in which opening the memory and `step`
     complete, with the run at that size; (None, None) when `hi` is not enough."""
 
     def ok(kib):
-        r = operation(binary, pkg, cwd, "0", "", step, heap="%dK" % kib)
+        r = operation(binary, pkg, cwd, "0", "", step, heap="%dK" % kib, mode=mode)
         f = figures(r.stdout)
         return f if r.returncode == 0 and f["ok"] else None
 
@@ -126,6 +128,8 @@ def main(argv):
     p.add_argument("--stride", type=int, default=1,
                    help="sample every Nth call: quicker, misses up to 10 KiB (default 1)")
     p.add_argument("--no-search", action="store_true", help="skip the smallest-heap search")
+    p.add_argument("--mode", choices=("full", "lite"), default="full",
+                   help="the memory opened: FULL (the store at capacity) or LITE")
     a = p.parse_args(argv)
     try:
         bins = ports()
@@ -145,21 +149,22 @@ def main(argv):
 
 def measure(binary, pkg, tmp, a):
     log = sys.stderr
-    base = figures(operation(binary, pkg, tmp, "0").stdout)
+    mode = a.mode
+    base = figures(operation(binary, pkg, tmp, "0", mode=mode).stdout)
     if not base["ok"]:
         sys.exit("heap32: the operations fail in a 4 MB heap")
     names = [n for n in base["steps"] if not a.steps or n in a.steps.split(",")]
-    res = {"base": base, "steps": {}}
+    res = {"base": base, "steps": {}, "mode": mode}
     for name in names:
         row = {}
         if not a.no_meter:
             how = "meter:%d" % a.stride
-            f = figures(operation(binary, pkg, tmp, "0", how, name, heap=METER_HEAP).stdout)
+            f = figures(operation(binary, pkg, tmp, "0", how, name, heap=METER_HEAP, mode=mode).stdout)
             row["peak"] = f["steps"].get(name, {}).get("peak")
-        whole = operation(binary, pkg, tmp, str(BOARD_KIB), "whole", name)
+        whole = operation(binary, pkg, tmp, str(BOARD_KIB), "whole", name, mode=mode)
         row["fits"] = whole.returncode == 0 and figures(whole.stdout)["ok"]
         if not a.no_search:
-            kib, f = smallest_heap(binary, pkg, tmp, name)
+            kib, f = smallest_heap(binary, pkg, tmp, name, mode=mode)
             row["heap"] = kib
             row["start"] = f and f.get("start")
         res["steps"][name] = row
@@ -177,8 +182,10 @@ def table(rows):
     for variant, res in rows.items():
         b = res["base"]
         out += ["", "%s (claw_memory from %s): %s KiB held before the import (interpreter and "
-                "capacity.py), imports %s KiB, open FULL memory at capacity %s KiB (imports "
+                "capacity.py), imports %s KiB, open %s memory %s KiB (imports "
                 "included)." % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
+                                {"full": "FULL", "lite": "LITE"}[res["mode"]] + (
+                                    " at capacity" if res["mode"] == "full" else ""),
                                 _kib(b.get("opened"))), "",
                 "| operation | whole-heap peak (sampled) KiB | free at that peak in %d KiB | "
                 "completes in %d KiB? | smallest -X heapsize KiB | free at start in it KiB |"
