@@ -130,7 +130,14 @@ def main(argv):
     p.add_argument("--no-search", action="store_true", help="skip the smallest-heap search")
     p.add_argument("--mode", choices=("full", "lite"), default="full",
                    help="the memory opened: FULL (the store at capacity) or LITE")
+    p.add_argument("--write", metavar="TABLES",
+                   help="put TABLES (markdown this tool printed) into docs/PERFORMANCE.md's "
+                        "whole-heap section instead of measuring")
     a = p.parse_args(argv)
+    if a.write:
+        with open(a.write) as f:
+            print(write_doc(f.read()))
+        return
     try:
         bins = ports()
     except build_mp32.Unavailable as e:
@@ -197,6 +204,44 @@ def table(rows):
                 {True: "yes", False: "NO"}[r["fits"]], heap or "-",
                 _kib(heap * KIB - r["start"]) if heap and r.get("start") else "-"))
     return "\n".join(out[1:])
+
+
+DOC_INTRO = """## Whole heap on a board (32-bit, tools/heap32.py)
+
+What a board without PSRAM has to give: an ESP32-S3 without PSRAM has about 145 KiB free after
+its firmware boots. On the ESP32-like 32-bit port (`tools/build_mp32.py`), for the package frozen
+into the firmware (the bytecode stays in flash) and as `.mpy` loaded from a folder (as `deploy`
+and `mip` install it: the bytecode lives in the heap), each operation at documented capacity
+(`tests_host/support/capacity.py`: 128 items, 384 labels, a 150 KiB session, 2,000 other
+sessions) is run alone after the imports and the open memory. Whole-heap peak: what the imports
+and the open memory hold plus the operation's sampled high-water mark
+(`tools/benchmark/mp/heapmeter.py`); completes in 145 KiB: the imports, the open memory and the
+operation run with 145 KiB free before `import claw_memory`; smallest `-X heapsize`: the
+smallest heap (1 KiB steps) in which the open and the operation complete, fragmentation
+included (minus what the interpreter and the script hold at the start, it is what the package
+needed free). `tests_host/test_heap32.py` holds the budgets. Which installs fit a board without
+PSRAM: the README's "Boards and firmware".
+
+"""
+
+
+def write_doc(tables):
+    """Replace the whole-heap section of docs/PERFORMANCE.md (tools/bench.py keeps it)."""
+    from benchmark.report import HEAP32_BEGIN, HEAP32_END
+
+    path = os.path.join(ROOT, "docs", "PERFORMANCE.md")
+    with open(path) as f:
+        doc = f.read()
+    section = "%s\n%s%s\n%s" % (HEAP32_BEGIN, DOC_INTRO, tables.strip(), HEAP32_END)
+    i, j = doc.find(HEAP32_BEGIN), doc.find(HEAP32_END)
+    if 0 <= i < j:
+        doc = doc[:i] + section + doc[j + len(HEAP32_END):]
+    else:  # first time: before the notes that follow the generated tables
+        at = doc.index("## What the faithful baseline changed")
+        doc = doc[:at] + section + "\n\n" + doc[at:]
+    with open(path, "w") as f:
+        f.write(doc)
+    return path
 
 
 if __name__ == "__main__":
