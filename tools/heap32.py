@@ -189,10 +189,9 @@ def table(rows):
     for variant, res in rows.items():
         b = res["base"]
         out += ["", "%s (claw_memory from %s): %s KiB held before the import (interpreter and "
-                "capacity.py), imports %s KiB, open %s memory %s KiB (imports "
+                "capacity.py), imports %s KiB, open %s %s KiB (imports "
                 "included)." % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
-                                {"full": "FULL", "lite": "LITE"}[res["mode"]] + (
-                                    " at capacity" if res["mode"] == "full" else ""),
+                                {"full": "FULL memory at capacity", "lite": "LITE memory"}[res["mode"]],
                                 _kib(b.get("opened"))), "",
                 "| operation | whole-heap peak (sampled) KiB | free at that peak in %d KiB | "
                 "completes in %d KiB? | smallest -X heapsize KiB | free at start in it KiB |"
