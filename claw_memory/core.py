@@ -44,8 +44,17 @@ def backend_format(name):
 # -- end of the shared names -------------------------------------------------------------------
 
 
+# ESP-Claw's CLAW_MEMORY_SESSION_SIZE_WARNING, whole and without the five stray spaces its
+# C line continuation put after "sending" (docs/DESIGN.md, deliberate difference 5).
+BLOCK_TEXT = (
+    "Session history is still too large after compaction. Please create a new conversation "
+    "by sending the command `/session new [name]`, and delete the old session by "
+    "`/session delete <name>` due to limited storage space."
+)
+
+
 class SessionBlocked(OSError):
-    """The session's history is over the size limit even after compaction."""
+    """The session's history is over the size limit even after compaction (BLOCK_TEXT)."""
 
 
 class SessionDeleted(OSError):

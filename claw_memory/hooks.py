@@ -3,8 +3,7 @@
 
 from . import text
 from ._compat import const, exc_text
-from .core import OPENAI, Hooks, SessionDeleted, note
-from .session import BLOCK_TEXT
+from .core import BLOCK_TEXT, OPENAI, Hooks, SessionDeleted, note
 
 _PENDING_MAX = const(16)  # sessions with labels waiting for their stage note
 

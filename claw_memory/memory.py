@@ -2,16 +2,14 @@
 # MIT license
 #
 # LITE mode (profile, MEMORY.md and session history) imports only what it uses: the store,
-# the memory tools and extraction are imported in FULL mode only.
+# the memory tools and extraction are imported in FULL mode only. The hooks, providers and
+# tools are imported when first asked for: installed as .mpy, a module's bytecode lives in
+# the heap (docs/PERFORMANCE.md, the heap tables).
 
-from . import lite_md, providers, skills
 from ._compat import unix_time
-from .chats import Chats
-from .hooks import MemoryHooks
 from .paths import MEMORY_MD, Layout
 from .profile import Profile
 from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
-from .chat_tools import ProfileTools, SessionTool
 
 FULL = "full"
 LITE = "lite"
@@ -50,7 +48,7 @@ class Memory:
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:
             self.profile.ensure()
-        self.chats = Chats(self.layout.chat_map, self.sessions, log)
+        self._chats = None
         self.store = None
         self.extraction = None
         if mode == FULL:
@@ -62,17 +60,38 @@ class Memory:
                 self.extraction = Extraction(self.store, xllm, log)
         elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
+            from . import lite_md
+
             lite_md.ensure(self.md_path())
-        self._hooks = MemoryHooks(self.sessions, backend, self.extraction, stage_note_wait, log)
-        self._profile_tools = ProfileTools(self.profile, log)
-        self._session_tool = SessionTool(self.chats)
+        self._stage_note_wait = stage_note_wait
+        self._hooks = None  # MemoryHooks, made by _memory_hooks()
+        self._profile_tools = None
         self._memory_tools = None
+
+    @property
+    def chats(self):
+        """The chat maps (chats.Chats), made on first use."""
+        if self._chats is None:
+            from .chats import Chats
+
+            self._chats = Chats(self.layout.chat_map, self.sessions, self.log)
+        return self._chats
+
+    def _memory_hooks(self):
+        if self._hooks is None:
+            from .hooks import MemoryHooks
+
+            self._hooks = MemoryHooks(self.sessions, self.backend, self.extraction,
+                                      self._stage_note_wait, self.log)
+        return self._hooks
 
     def md_path(self):
         return self.layout.memory + "/" + MEMORY_MD
 
     def _refresh_md(self):
         # LITE on a root a FULL run left without close(): render MEMORY.md from the store.
+        from . import lite_md
+
         if lite_md.stale(self.layout.memory):
             try:
                 from .store import Store
@@ -82,6 +101,8 @@ class Memory:
 
     def providers(self):
         """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
+        from . import providers, skills
+
         if self.mode == FULL:
             return [
                 providers.profile(self.profile, self.log),
@@ -104,22 +125,29 @@ class Memory:
             if self._memory_tools is None:
                 from .memory_tools import MemoryTools
 
-                self._memory_tools = MemoryTools(self.store, self._hooks, self.extraction, self.log)
+                self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
+                                                 self.log)
             out += self._memory_tools.tools()
+        from .chat_tools import ProfileTools, SessionTool
+
+        if self._profile_tools is None:
+            self._profile_tools = ProfileTools(self.profile, self.log)
         out += self._profile_tools.tools()
         if session_command:
-            out.append(self._session_tool.tool())
+            out.append(SessionTool(self.chats).tool())
         return out
 
     def hooks(self):
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
-        return self._hooks.hooks(self.mode == FULL)
+        return self._memory_hooks().hooks(self.mode == FULL)
 
     def session_command(self, channel, chat_id, command):
         """The /session command for chat front ends; returns the reply text."""
         return self.chats.command(channel, chat_id, command)
 
     def skills(self):
+        from . import skills
+
         return dict(skills.SKILLS)
 
     def flush(self):

@@ -25,19 +25,32 @@ import heap32  # noqa: E402
 
 BOARD_KIB = heap32.BOARD_KIB
 
-# (test id, build, capacity.py steps: "" every one, "-a,b" all but these; the whole heap in KiB,
-# free before the package is imported). Measured today (tools/heap32.py): frozen, every
-# operation but verify completes in 126 KiB and verify in 152 KiB (it scans the records and
-# reads the index again beside the open store); as .mpy every operation needs ~258 KiB since
-# the llm/ split and the session stream split (250 before), as the
-# imported bytecode alone holds ~129 KiB and the open memory ~24 KiB more: the package installed
-# as .mpy does not fit a board without PSRAM in FULL mode at capacity; frozen it does, but for
-# verify.
+# Targets (issue 24, frozen): an open FULL memory at capacity holds at most 32 KiB; every
+# operation at capacity completes in a 145 KiB heap with at least 64 KiB free at its sampled
+# peak. Issue 29, .mpy from a folder: the LITE piece imported and opened holds at most 40 KiB;
+# a LITE request start and persist on the 150 KiB session complete in 145 KiB.
+# Measured (tools/heap32.py, docs/PERFORMANCE.md): frozen, every operation completes in 145 KiB
+# with 75 KiB or more free at its peak (verify, the largest, peaks at ~69 KiB), and the open
+# memory holds ~42 KiB (imports ~18, the table ~8, the catalog ~14): the 32 KiB target is not met
+# and OPEN_FROZEN_KIB holds today's figure. As .mpy, LITE opened holds ~36 KiB; FULL at
+# capacity needs ~MPY_KIB KiB, more than a board without PSRAM has.
+OPEN_FROZEN_KIB = 44
+IMPORTS_FROZEN_KIB = 20
+PEAK_FREE_KIB = 64
+LITE_OPEN_KIB = 40
+MPY_KIB = 264
+
+# (test id, build, capacity.py mode, steps: "" every one, "-a,b" all but these; the whole heap
+# in KiB, free before the package is imported)
 WHOLE = [
-    ("frozen", "frozen", "-verify", BOARD_KIB),
-    ("frozen-verify", "frozen", "verify", 156),
-    ("mpy", "mpy", "", 264),
+    ("frozen", "frozen", "run", "", BOARD_KIB),
+    ("mpy", "mpy", "run", "", MPY_KIB),
+    ("mpy-lite", "mpy", "lite", "", BOARD_KIB),
 ]
+# The steps of capacity.py run (FULL), each metered in a process of its own.
+STEPS = ("open", "labels", "provider", "recall", "list", "store", "update", "forget", "compact",
+         "verify", "tool_list", "tool_recall", "tool_bad_label", "tool_store", "history",
+         "persist", "sessions", "s_compact", "close")
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +82,35 @@ def test_every_operation_at_capacity_fits_145_kib(ports, mpy, tmp_path):
     assert heap32.figures(r.stdout)["from"] == os.path.join(mpy, "claw_memory", "__init__.mpy")
 
 
-@pytest.mark.parametrize("build,steps,kib", [w[1:] for w in WHOLE], ids=[w[0] for w in WHOLE])
-def test_whole_heap_at_capacity(ports, mpy, tmp_path, build, steps, kib):
+@pytest.mark.parametrize("build,mode,steps,kib", [w[1:] for w in WHOLE], ids=[w[0] for w in WHOLE])
+def test_whole_heap_at_capacity(ports, mpy, tmp_path, build, mode, steps, kib):
     """Imports, open memory and the operations all within `kib` KiB free at the start."""
     _root(ports, str(tmp_path))
     pkg = mpy if build == "mpy" else None
-    r = heap32.capacity(ports[build], pkg, str(tmp_path), "run", "root", str(kib), "whole", steps)
+    r = heap32.capacity(ports[build], pkg, str(tmp_path), mode, "root", str(kib), "whole", steps)
     print(r.stdout)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("ALL-OK"), r.stdout + r.stderr
     f = heap32.figures(r.stdout)
     # Frozen: __file__ names no file (MICROPYPATH has no package folder); .mpy: the folder's.
     want = os.path.join(pkg, "claw_memory", "__init__.mpy") if pkg else "claw_memory/__init__.py"
     assert f["from"] == want
+    assert set(f["steps"]) >= ({"provider", "history", "persist"} if mode == "lite" else set(STEPS))
     if not pkg:
         assert not os.path.exists(os.path.join(str(tmp_path), "claw_memory"))
-        assert f["imports"] < 48 * 1024  # frozen bytecode stays in flash (as .mpy: ~129 KiB)
+        assert f["imports"] <= IMPORTS_FROZEN_KIB * 1024  # frozen bytecode stays in flash
+        assert f["opened"] <= OPEN_FROZEN_KIB * 1024, "open FULL memory holds %d" % f["opened"]
+    if mode == "lite":
+        assert f["opened"] <= LITE_OPEN_KIB * 1024, "open LITE memory holds %d" % f["opened"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_free_at_peak_frozen(ports, tmp_path, step):
+    """Frozen: each operation's sampled whole-heap peak (imports + open memory + the
+    operation) leaves at least 64 KiB of a 145 KiB heap for the rest of the agent."""
+    _root(ports, str(tmp_path))
+    r = heap32.capacity(ports["frozen"], None, str(tmp_path), "run", "root", "0", "meter", step,
+                        heap=heap32.METER_HEAP)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("ALL-OK"), r.stdout + r.stderr
+    peak = heap32.figures(r.stdout)["steps"][step]["peak"]
+    assert peak is not None and peak <= (BOARD_KIB - PEAK_FREE_KIB) * 1024, \
+        "%s peaks at %.1f KiB" % (step, peak / 1024)

@@ -8,7 +8,7 @@ included; the heap it gives minus what the interpreter and the script held at th
 what the package needed free). Prints markdown tables (about 6 minutes on 2 idle cores).
 
     python3 tools/heap32.py [--variant frozen|mpy] [--steps open,store,...] [--no-meter]
-                            [--stride N] [--no-search]
+                            [--stride N] [--no-search] [--mode full|lite]
 
 Needs what tools/build_mp32.py needs (CLAW_MPY_SRC, CLAW_MPLIB). The operations, the data
 root and the heap figures come from tests_host/support/capacity.py (tests_host/test_heap32.py runs
@@ -26,6 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUPPORT = os.path.join(ROOT, "tests_host", "support")  # capacity.py
+METER_DIR = os.path.join(ROOT, "tools", "benchmark", "mp")  # heapmeter.py
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
@@ -55,7 +56,7 @@ def ports():
 def capacity(binary, pkg, cwd, *args, heap="4M", timeout=600):
     """Run tests_host/support/capacity.py; `pkg` a folder of .mpy, or None for the frozen package."""
     env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join(([pkg] if pkg else []) + [SUPPORT, ".frozen"])
+    env["MICROPYPATH"] = os.pathsep.join(([pkg] if pkg else []) + [SUPPORT, METER_DIR, ".frozen"])
     return subprocess.run([binary, "-X", "heapsize=" + heap, os.path.join(SUPPORT, "capacity.py")]
                           + list(args), env=env, cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
@@ -69,13 +70,15 @@ def _copy(src, dst):
         shutil.copy2(src, dst)
 
 
-def operation(binary, pkg, cwd, *args, heap="4M"):
-    """capacity.py run ... on a fresh copy of the data root (the operations change it)."""
+def operation(binary, pkg, cwd, *args, heap="4M", mode="full"):
+    """capacity.py run ... (lite ... with mode="lite") on a fresh copy of the data root (the
+    operations change it)."""
     root = os.path.join(cwd, "root")
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(os.path.join(cwd, "root0"), root, copy_function=_copy)
     shutil.copyfile(os.path.join(cwd, "root0.ids"), root + ".ids")
-    return capacity(binary, pkg, cwd, "run", "root", *args, heap=heap)
+    return capacity(binary, pkg, cwd, "lite" if mode == "lite" else "run", "root", *args,
+                    heap=heap)
 
 
 def figures(out):
@@ -95,12 +98,12 @@ def figures(out):
     return res
 
 
-def smallest_heap(binary, pkg, cwd, step, lo=32, hi=1024):
+def smallest_heap(binary, pkg, cwd, step, lo=32, hi=1024, mode="full"):
     """Smallest -X heapsize in KiB (1 KiB steps) in which opening the memory and `step`
     complete, with the run at that size; (None, None) when `hi` is not enough."""
 
     def ok(kib):
-        r = operation(binary, pkg, cwd, "0", "", step, heap="%dK" % kib)
+        r = operation(binary, pkg, cwd, "0", "", step, heap="%dK" % kib, mode=mode)
         f = figures(r.stdout)
         return f if r.returncode == 0 and f["ok"] else None
 
@@ -125,7 +128,16 @@ def main(argv):
     p.add_argument("--stride", type=int, default=1,
                    help="sample every Nth call: quicker, misses up to 10 KiB (default 1)")
     p.add_argument("--no-search", action="store_true", help="skip the smallest-heap search")
+    p.add_argument("--mode", choices=("full", "lite"), default="full",
+                   help="the memory opened: FULL (the store at capacity) or LITE")
+    p.add_argument("--write", metavar="TABLES",
+                   help="put TABLES (markdown this tool printed) into docs/PERFORMANCE.md's "
+                        "whole-heap section instead of measuring")
     a = p.parse_args(argv)
+    if a.write:
+        with open(a.write) as f:
+            print(write_doc(f.read()))
+        return
     try:
         bins = ports()
     except build_mp32.Unavailable as e:
@@ -144,21 +156,22 @@ def main(argv):
 
 def measure(binary, pkg, tmp, a):
     log = sys.stderr
-    base = figures(operation(binary, pkg, tmp, "0").stdout)
+    mode = a.mode
+    base = figures(operation(binary, pkg, tmp, "0", mode=mode).stdout)
     if not base["ok"]:
         sys.exit("heap32: the operations fail in a 4 MB heap")
     names = [n for n in base["steps"] if not a.steps or n in a.steps.split(",")]
-    res = {"base": base, "steps": {}}
+    res = {"base": base, "steps": {}, "mode": mode}
     for name in names:
         row = {}
         if not a.no_meter:
             how = "meter:%d" % a.stride
-            f = figures(operation(binary, pkg, tmp, "0", how, name, heap=METER_HEAP).stdout)
+            f = figures(operation(binary, pkg, tmp, "0", how, name, heap=METER_HEAP, mode=mode).stdout)
             row["peak"] = f["steps"].get(name, {}).get("peak")
-        whole = operation(binary, pkg, tmp, str(BOARD_KIB), "whole", name)
+        whole = operation(binary, pkg, tmp, str(BOARD_KIB), "whole", name, mode=mode)
         row["fits"] = whole.returncode == 0 and figures(whole.stdout)["ok"]
         if not a.no_search:
-            kib, f = smallest_heap(binary, pkg, tmp, name)
+            kib, f = smallest_heap(binary, pkg, tmp, name, mode=mode)
             row["heap"] = kib
             row["start"] = f and f.get("start")
         res["steps"][name] = row
@@ -176,8 +189,9 @@ def table(rows):
     for variant, res in rows.items():
         b = res["base"]
         out += ["", "%s (claw_memory from %s): %s KiB held before the import (interpreter and "
-                "capacity.py), imports %s KiB, open FULL memory at capacity %s KiB (imports "
+                "capacity.py), imports %s KiB, open %s %s KiB (imports "
                 "included)." % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
+                                {"full": "FULL memory at capacity", "lite": "LITE memory"}[res["mode"]],
                                 _kib(b.get("opened"))), "",
                 "| operation | whole-heap peak (sampled) KiB | free at that peak in %d KiB | "
                 "completes in %d KiB? | smallest -X heapsize KiB | free at start in it KiB |"
@@ -189,6 +203,44 @@ def table(rows):
                 {True: "yes", False: "NO"}[r["fits"]], heap or "-",
                 _kib(heap * KIB - r["start"]) if heap and r.get("start") else "-"))
     return "\n".join(out[1:])
+
+
+DOC_INTRO = """## Whole heap on a board (32-bit, tools/heap32.py)
+
+What a board without PSRAM has to give: an ESP32-S3 without PSRAM has about 145 KiB free after
+its firmware boots. On the ESP32-like 32-bit port (`tools/build_mp32.py`), for the package frozen
+into the firmware (the bytecode stays in flash) and as `.mpy` loaded from a folder (as `deploy`
+and `mip` install it: the bytecode lives in the heap), each operation at documented capacity
+(`tests_host/support/capacity.py`: 128 items, 384 labels, a 150 KiB session, 2,000 other
+sessions) is run alone after the imports and the open memory. Whole-heap peak: what the imports
+and the open memory hold plus the operation's sampled high-water mark
+(`tools/benchmark/mp/heapmeter.py`); completes in 145 KiB: the imports, the open memory and the
+operation run with 145 KiB free before `import claw_memory`; smallest `-X heapsize`: the
+smallest heap (1 KiB steps) in which the open and the operation complete, fragmentation
+included (minus what the interpreter and the script hold at the start, it is what the package
+needed free). `tests_host/test_heap32.py` holds the budgets. Which installs fit a board without
+PSRAM: the README's "Boards and firmware".
+
+"""
+
+
+def write_doc(tables):
+    """Replace the whole-heap section of docs/PERFORMANCE.md (tools/bench.py keeps it)."""
+    from benchmark.report import HEAP32_BEGIN, HEAP32_END
+
+    path = os.path.join(ROOT, "docs", "PERFORMANCE.md")
+    with open(path) as f:
+        doc = f.read()
+    section = "%s\n%s%s\n%s" % (HEAP32_BEGIN, DOC_INTRO, tables.strip(), HEAP32_END)
+    i, j = doc.find(HEAP32_BEGIN), doc.find(HEAP32_END)
+    if 0 <= i < j:
+        doc = doc[:i] + section + doc[j + len(HEAP32_END):]
+    else:  # first time: before the notes that follow the generated tables
+        at = doc.index("## What the faithful baseline changed")
+        doc = doc[:at] + section + "\n\n" + doc[at:]
+    with open(path, "w") as f:
+        f.write(doc)
+    return path
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 # streamed into a request), replay (pages, export), sessions (the Sessions class).
 # docs/FORMAT.md has the file formats.
 
-from .compact import BLOCK_TEXT
+from ..core import BLOCK_TEXT
 from .format import file_name, is_log_name
 from .sessions import HISTORY_TOKENS, SIZE_LIMIT, Sessions
 

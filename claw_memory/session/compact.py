@@ -30,15 +30,6 @@ from .write import flush_index
 
 _ROOM_TURNS = const(20)  # turns like the recent ones a compaction leaves room for
 
-# ESP-Claw's CLAW_MEMORY_SESSION_SIZE_WARNING, whole and without the five stray spaces its
-# C line continuation put after "sending" (docs/DESIGN.md, deliberate difference 5).
-BLOCK_TEXT = (
-    "Session history is still too large after compaction. Please create a new conversation "
-    "by sending the command `/session new [name]`, and delete the old session by "
-    "`/session delete <name>` due to limited storage space."
-)
-
-
 class _Plan:
     """Which records a compaction keeps: `keep(i, type)`."""
 

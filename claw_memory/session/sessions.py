@@ -8,13 +8,12 @@
 
 from .. import fsutil
 from .._compat import const, ilistdir
-from ..core import OPENAI, SessionBlocked, backend_format, note
-from . import compact as compact_
+from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
 from . import format as fmt_
-from . import pending, repair, replay, window, write
-from .compact import BLOCK_TEXT
-from .stream import History
-from .write import flush_index
+
+# The other session modules are imported by the methods that use them: installed as .mpy,
+# their bytecode lives in the heap, and a board that only persists turns never loads the
+# history stream, compaction or replay (docs/PERFORMANCE.md, the heap tables).
 
 _CACHE_MAX = const(4)
 _DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
@@ -74,6 +73,7 @@ class Sessions:
 
     def _open(self, log):
         """The session's state, repairing the files first when needed (cached)."""
+        from . import repair
         self._settle()
         st = self._cache.get(log)
         if st is not None:
@@ -93,6 +93,7 @@ class Sessions:
         return st
 
     def _remember(self, log, st):
+        from .write import flush_index
         if log not in self._cache:
             self._order.append(log)
         self._cache[log] = st
@@ -109,6 +110,7 @@ class Sessions:
             self._order.remove(log)
 
     def _flushed(self, log):
+        from .write import flush_index
         st = self._cache.get(log)
         if st is not None:
             flush_index(log, st)
@@ -123,6 +125,7 @@ class Sessions:
         written; SessionBlocked: the session is blocked; OSError, MemoryError: the append
         failed). What follows a successful append (the index, the pending file's removal,
         a compaction) is retried later when it fails: the records are kept once either way."""
+        from . import write
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
         fmt = backend_format(backend)
@@ -155,6 +158,7 @@ class Sessions:
         return self._compact(log, self._open(log))
 
     def _compact(self, log, st):
+        from . import compact as compact_
         try:
             new = compact_.compact(log, st, self.size_limit, self._note)
         except BaseException:
@@ -168,6 +172,7 @@ class Sessions:
 
     def flush(self):
         """Bring every cached session's index up to date (also done by `close`)."""
+        from .write import flush_index
         for log in self._order:
             flush_index(log, self._cache[log])
 
@@ -184,6 +189,8 @@ class Sessions:
         into the request body (transport.Body), or `.messages()` as dicts. The newest records
         within `tokens` (default `history_tokens`; 0 or None: all of it), starting at a user
         record, the older ones summarized in one leading system message (ESP-Claw line B)."""
+        from . import window
+        from .stream import History
         log = self._target(session_id, file)
         st = self._open(log)
         snap = window.Snapshot(log, st)
@@ -201,6 +208,7 @@ class Sessions:
     def page(self, session_id, before=0, limit=20):
         """A page of visible user/assistant text for chat UIs, newest page by default:
         {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}."""
+        from . import replay
         replay.check_page(before, limit)
         log = self.path(session_id)
         return replay.page(log, self._open(log), before, limit, self.max_record_bytes)
@@ -208,6 +216,7 @@ class Sessions:
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
         records (not a chat record, over the size bound) are skipped. For export and inspection."""
+        from . import replay
         log = self._target(session_id, file)
         return replay.records(log, self._open(log), self.max_record_bytes)
 
@@ -305,6 +314,8 @@ class Sessions:
     def _peek(self, log):
         # A session's stat without repairing it, in few file lookups (littlefs looks a name
         # up by reading the directory: with thousands of sessions, lookups are the cost).
+        from . import pending, repair
+
         st = self._cache.get(log)
         if st is not None:
             return self._stat(log)
@@ -321,6 +332,7 @@ class Sessions:
     def verify(self, session_id=None, file=None):
         """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
         all counts 0, nothing rebuilt and no leftovers when the session is sound)."""
+        from . import pending, repair
         log = self._target(session_id, file)
         self._flushed(log)  # our own unindexed records are no damage
         rep = repair.analyse(log, self.max_record_bytes, deep=True).report()
@@ -335,6 +347,7 @@ class Sessions:
         "reindexed", "dropped", "index_entries_dropped", "torn_tail_bytes", "rebuilt_index",
         "pending", "pending_dropped", "pending_logged", "pending_unreadable", "leftovers");
         `verify` afterwards finds nothing."""
+        from . import repair
         log = self._target(session_id, file)
         self._flushed(log)
         self._forget(log)
@@ -349,6 +362,7 @@ class Sessions:
     def restore(self, file, records, blocked=False):
         """Create a session from (type, backend, message JSON) records, written as they are
         (for import; the session must not exist). Raises ValueError for a bad record."""
+        from . import write
         log = self._target(None, file)
         if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
             raise ValueError("session %s already exists" % file)

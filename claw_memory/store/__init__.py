@@ -12,9 +12,8 @@
 # class). docs/FORMAT.md has the formats.
 
 from ..paths import MEMORY_MD
-from .batch import Batch
 from .state import CHANGE_THRESHOLD, DIGEST, INDEX, JOURNAL, RECORDS, SIZE_BOUND
 from .store import MAX_ACTIVE, RECALL_LIMIT, Store
 
 __all__ = ("CHANGE_THRESHOLD", "DIGEST", "INDEX", "JOURNAL", "MAX_ACTIVE", "MEMORY_MD",
-           "RECALL_LIMIT", "RECORDS", "SIZE_BOUND", "Batch", "Store")
+           "RECALL_LIMIT", "RECORDS", "SIZE_BOUND", "Store")

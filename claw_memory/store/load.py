@@ -6,7 +6,7 @@
 
 from .. import fsutil
 from .. import item as itm
-from . import digest, index, markdown, records
+from . import digest, index, records
 from .catalog import Catalog
 from .read import items
 from .table import Table
@@ -55,7 +55,9 @@ def assess(st):
             counts[s] = counts.get(s, 0) + 1
     cat = idx.catalog if idx.ok else Catalog()
     if idx.ok:
-        was = [(sid, refs) for sid, label, refs in cat.entries()]  # the file's, to compare
+        # The file's ids and counts, to compare: two flat copies of the arrays (a list of
+        # pairs would be 384 small objects spread through the scan's garbage).
+        was = bytes(cat.sids) + bytes(cat.refs)
         cat.retain(counts)
     missing = []
     for s in counts:
@@ -78,7 +80,7 @@ def assess(st):
         a.why = "behind the records"
     elif idx.cleaned:
         a.why = "labels to normalise"
-    elif idx.records_size is None and (missing or was != [(s, r) for s, _, r in cat.entries()]):
+    elif idx.records_size is None and (missing or was != bytes(cat.sids) + bytes(cat.refs)):
         a.why = "does not match the records"
     elif idx.records_size is None and not _md_matches(st, tab, cat):
         a.why = "MEMORY.md does not match the records"
@@ -99,6 +101,8 @@ class _Compare:
 def _md_matches(st, tab, cat):
     """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
     says nothing about it)."""
+    from . import markdown
+
     with open(st.md_path, "rb") as f:
         cmp = _Compare(f)
         markdown.writer(cat, items(st.records_path, tab, cat, True))(cmp)

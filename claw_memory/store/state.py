@@ -16,8 +16,7 @@ from .. import fsutil
 from .._compat import EBUSY, const
 from ..core import note
 from ..paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
-from . import compact as compact_
-from . import digest, index, markdown, records
+from . import digest, index, records
 from .load import assess
 from .read import items
 
@@ -156,6 +155,8 @@ class State:
     def write_derived(self):
         """MEMORY.md, then memory_index.json (its stamp marks both as describing the
         records)."""
+        from . import markdown
+
         tab, cat, path = self.tab, self.cat, self.records_path
         fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))
         kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)
@@ -192,6 +193,8 @@ class State:
 
     def compact(self):
         """Rewrite the records and the digest (compact.py) and take its table and catalog."""
+        from . import compact as compact_
+
         try:
             tab, cat, fold = compact_.compact(self)
         except BaseException:

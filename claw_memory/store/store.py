@@ -11,7 +11,6 @@
 from .. import fsutil
 from .. import item as itm
 from .._compat import EAGAIN, const, unix_time
-from .batch import Batch
 from .load import assess
 from .read import decorate, rank
 from .state import State
@@ -56,6 +55,8 @@ class Store:
                 it, changed = b.store("User lives in Lisbon now", "city")
                 b.forget(old_id)
         Inside, each change sees the ones before it; on an exception nothing is written."""
+        from .batch import Batch
+
         return Batch(self._st)
 
     def store(self, content, tags="", keywords="", source="manual", memory_id=None):

@@ -122,7 +122,10 @@ class Table:
     def _room(self, need):
         if need <= len(self.live):
             return
-        size = max(2 * len(self.live), need, 16)
+        # A few slots more, not twice as many: at capacity every store adds an id (the
+        # evicted one keeps its slot until compaction), and doubling 128 slots would hold
+        # 8 KiB more for the 16 or so stores before the next compaction.
+        size = max(need, len(self.live) + max(16, len(self.live) // 8))
         for name, k in (("off", 4), ("h1", 4), ("h2", 2), ("acc", 2), ("upd", 4), ("sids", 6),
                         ("kh", 4), ("nlen", 2)):
             old = getattr(self, name)

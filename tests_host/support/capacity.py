@@ -6,6 +6,7 @@
 #
 #   capacity.py build ROOT
 #   capacity.py run ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
+#   capacity.py lite ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
 #
 # FREE_KIB is left free after the package is imported, or with `whole` before: then the
 # imports, the open memory and each operation all come out of it, as on a board. `meter`
@@ -79,10 +80,18 @@ def _biggest():
     return lo
 
 
-def run(root, free_kib, how="", only=""):
+def persist_turn(mem, sid):
+    """A turn persisted as the agent does: the user record, then the answer that completes
+    the turn (on a session at the limit, that compacts it)."""
+    mem.sessions.persist(sid, [(1, None, "Is the window still open?")])
+    mem.sessions.persist(sid, [(2, None, "Yes: close it in five minutes.")], True)
+
+
+def run(root, free_kib, how="", only="", mode="full"):
     """Import FULL mode, leave `free_kib` KiB free (after the imports, or before them with
     how="whole"), then run every store operation and the memory tools at capacity; prints one
-    line per step and ALL-OK at the end."""
+    line per step and ALL-OK at the end. mode="lite": the LITE piece (profile, MEMORY.md,
+    session history) and what a LITE board does: a request start and a persisted turn."""
     import asyncio
 
     meter = None
@@ -101,9 +110,11 @@ def run(root, free_kib, how="", only=""):
     a0 = gc.mem_alloc()
     print("start %d" % a0)  # the interpreter and this script
     import claw_memory
-    import claw_memory.memory
-    import claw_memory.memory_tools
-    import claw_memory.store
+
+    if mode != "lite":
+        import claw_memory.memory
+        import claw_memory.memory_tools
+        import claw_memory.store
     from claw_memory.core import Request
 
     gc.collect()
@@ -115,13 +126,7 @@ def run(root, free_kib, how="", only=""):
         print("free %d biggest %d" % (gc.mem_free(), _biggest()))
     skip = only[1:].split(",") if only.startswith("-") else ()
     only = only.split(",") if only and not skip else None
-    mem = claw_memory.open(root, extract=False, clock=lambda: 1800000000)
-    tools = {t.name: t for t in mem.tools()}
-    s = mem.store
-    ids = []
-    if only and ("update" in only or "forget" in only):
-        with open(root + ".ids") as f:
-            ids = f.read().split()[::-1]  # forget takes the last, update the one before
+    mem = claw_memory.open(root, mode, extract=False, clock=lambda: 1800000000)
 
     def step(name, fn):
         chosen = (not only or name in only) and name not in skip
@@ -144,6 +149,37 @@ def run(root, free_kib, how="", only=""):
             gc.collect()  # _biggest() left garbage
             print("opened %d" % (gc.mem_alloc() - a0))
 
+    sid = "chat:uart:console:default_01"
+
+    def provide(k):
+        # A provider skips its part when it fails (MemoryError included): that is no success.
+        if not mem.providers()[k].collect(Request("x")):
+            raise AssertionError("provider %d gave nothing" % k)
+
+    def request_start():
+        h = mem.providers()[2].collect(Request("x", sid))[0]
+        n = h.json_length("openai")
+        got = 0
+        for c in h.json_chunks("openai"):
+            got += len(c)
+        if got != n or not n:
+            raise AssertionError("history %d of %d bytes" % (got, n))
+
+    if mode == "lite":
+        step("open", lambda: None)
+        step("provider", lambda: provide(1))
+        step("history", request_start)
+        step("persist", lambda: persist_turn(mem, sid))
+        step("close", mem.close)
+        print("ALL-OK")
+        return
+    tools = {t.name: t for t in mem.tools()}
+    s = mem.store
+    ids = []
+    if only and ("update" in only or "forget" in only):
+        with open(root + ".ids") as f:
+            ids = f.read().split()[::-1]  # forget takes the last, update the one before
+
     def store():
         ids.append(s.store("A brand new fact about sailing boats in the harbour at dawn " * 4,
                            "sailing,boats,harbour", "sailing")[0]["id"])
@@ -155,7 +191,7 @@ def run(root, free_kib, how="", only=""):
 
     step("open", s.count)
     step("labels", lambda: sum(1 for _ in s.labels()))
-    step("provider", lambda: mem.providers()[1].collect(Request("x")))
+    step("provider", lambda: provide(1))
     step("recall", lambda: s.recall(["label005axxxxxxxxxxxxxxx"]))
     step("list", lambda: sum(1 for _ in s.list()))
     step("store", store)
@@ -168,18 +204,9 @@ def run(root, free_kib, how="", only=""):
     step("tool_recall", lambda: tool("memory_recall", '{"summary_labels":["label010bxxxxxxxxxxxxxxx"]}'))
     step("tool_bad_label", lambda: tool("memory_recall", '{"summary_labels":["no such label"]}'))
     step("tool_store", lambda: tool("memory_store", '{"content":"User owns a red kayak","tags":"kayak"}'))
-    sid = "chat:uart:console:default_01"
-
-    def request_start():
-        h = mem.providers()[2].collect(Request("x", sid))[0]
-        n = h.json_length("openai")
-        got = 0
-        for c in h.json_chunks("openai"):
-            got += len(c)
-        if got != n or not n:
-            raise AssertionError("history %d of %d bytes" % (got, n))
 
     step("history", request_start)
+    step("persist", lambda: persist_turn(mem, sid))
     step("sessions", lambda: sum(1 for _ in mem.sessions.list()))
     step("s_compact", lambda: mem.sessions.compact(sid))
     step("close", mem.close)
@@ -189,5 +216,6 @@ def run(root, free_kib, how="", only=""):
 if __name__ == "__main__":
     if sys.argv[1] == "build":
         build(sys.argv[2])
-    else:
-        run(sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
+    else:  # run (FULL) or lite
+        run(sys.argv[2], int(sys.argv[3]), *(sys.argv[4:] + ["", ""])[:2],
+            mode="lite" if sys.argv[1] == "lite" else "full")

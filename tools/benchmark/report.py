@@ -102,13 +102,31 @@ and session issues are set against the faithful port above.
 """
 
 
+# The whole-heap section tools/heap32.py writes (its own run, minutes long): kept as it is.
+HEAP32_BEGIN = "<!-- tools/heap32.py --write: begin -->"
+HEAP32_END = "<!-- tools/heap32.py --write: end -->"
+
+
+def heap32_section(path):
+    """The section tools/heap32.py wrote into `path` (markers included), or ""."""
+    try:
+        with open(path) as f:
+            doc = f.read()
+    except OSError:
+        return ""
+    i, j = doc.find(HEAP32_BEGIN), doc.find(HEAP32_END)
+    return doc[i : j + len(HEAP32_END)] + "\n\n" if 0 <= i < j else ""
+
+
 def write_doc(res, text):
     path = os.path.join(ROOT, "docs", "PERFORMANCE.md")
+    kept = heap32_section(path)
     with open(path, "w") as f:
         f.write(HEADER % {"started": res["started"], "minutes": res["seconds"] / 60.0, "cases": res["cases"],
                           "load": res["load"]})
         if res["plan"]["fs"] != FS:
             f.write("**Quick run** (`--quick`): LittleFS only, a subset of sizes.\n\n")
         f.write(text + "\n")
+        f.write(kept)
         f.write(NOTES)
     return path

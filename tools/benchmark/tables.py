@@ -222,10 +222,12 @@ def heap_tables(res, out):
         "heap: the smallest `-X heapsize` (4 KiB steps) in which setting up and then the "
         "operation (without the meter) succeed, and how much of it was free at idle: what the "
         "operation needs free, fragmentation included. The \"nothing\" rows are the floor: "
-        "setting up alone. An ESP32-S3 without PSRAM has about 145 KB free.")
+        "setting up alone. An ESP32-S3 without PSRAM has about 145 KB free. The last column "
+        "compares only what an operation needs free at idle with that: the imported code and the "
+        "open memory come on top (the whole heap on a board: the section of tools/heap32.py).")
     out("")
     info = heap["info"]
-    out("| operation | heap given | above idle (sampled) | result | smallest heap that works | fits ~145 KB free? | 64-bit above idle (reference) |")
+    out("| operation | heap given | above idle (sampled) | result | smallest heap that works | needs <= ~145 KB free at idle? | 64-bit above idle (reference) |")
     out("|---|---|---|---|---|---|---|")
     names = [
         ("store_nothing", "nothing (floor for the store rows)"),
@@ -294,5 +296,7 @@ def size_table(res, out):
     out("| heap held by an opened memory, nothing read yet (%s) | %d |" % (bits, imp["mpy"]["opened"]))
     out("")
     out(".mpy sizes are compiled from paths relative to the repository root (mpy-cross embeds the "
-        "source path). Frozen into firmware, the bytecode stays in flash and imports hold almost no heap.")
+        "source path). Frozen into firmware, the bytecode stays in flash; the module objects and "
+        "functions are still made in the heap (FULL mode's imports: about 18 KiB, see the "
+        "whole-heap section).")
     out("")

@@ -12,6 +12,11 @@
 # `json.load`/`json.loads` there too. So it sees the live heap at every call boundary inside
 # the library (each fsutil call, each record parse, each file open).
 #
+# Modules of the package imported while the meter runs (the package imports much lazily:
+# installed as .mpy, a module's bytecode lives in the heap) are watched from then on: the
+# meter hooks `__import__` (where the port lets builtins be overridden, as the unix port
+# does), and the heap its own wrappers take is left out of the figures.
+#
 # What it can miss: memory allocated and freed again inside one function body between two
 # calls (a temporary string built and dropped in a loop), memory held only inside a C
 # builtin while it runs (json.loads holds its input and the growing result; the sample after
@@ -61,6 +66,7 @@ def library_modules(prefix="claw_memory"):
 
 class Meter:
     def __init__(self, *modules, deep=True, stride=1):
+        self.auto = not modules  # every module of the package, also those imported later
         self.modules = modules or tuple(library_modules())
         self.deep = deep
         # stride > 1: wrapped calls sample only every stride-th time (for long repetitive
@@ -70,17 +76,19 @@ class Meter:
         self.base = self.peak = 0
         self.samples = 0
         self.collections = 0
+        self.prefix = "claw_memory"
+        self.extra = 0  # heap the wrappers of modules imported while metering take
 
     def sample(self):
         # gc.mem_alloc() without a collection counts live data plus garbage, so it is an
         # upper bound of the live heap: only when it exceeds the peak so far can this sample
         # be a new peak, and only then is a collection (the expensive part) needed.
         self.samples += 1
-        a = gc.mem_alloc()
+        a = gc.mem_alloc() - self.extra
         if a > self.peak:
             gc.collect()
             self.collections += 1
-            a = gc.mem_alloc()
+            a = gc.mem_alloc() - self.extra
             if a > self.peak:
                 self.peak = a
 
@@ -109,10 +117,36 @@ class Meter:
                 saved.append((owner, name, v))
                 setattr(owner, name, self._wrap(v))
 
+    def _import(self, *a, **k):
+        self.sample()
+        mod = self._real_import(*a, **k)
+        new = [m for m in library_modules(self.prefix) if m not in self._seen]
+        if new:
+            gc.collect()
+            was = gc.mem_alloc()
+            self._watch(new)
+            gc.collect()
+            self.extra += gc.mem_alloc() - was
+        self.sample()
+        return mod
+
     def __enter__(self):
+        import builtins
+
         self._saved = []  # (module, json, had open)
         self._wrapped = []  # (owner, name, original)
-        for m in self.modules:
+        self._seen = []
+        self._watch(self.modules)
+        self._real_import = builtins.__import__
+        if self.auto:
+            builtins.__import__ = self._import
+        gc.collect()
+        self.base = self.peak = gc.mem_alloc()
+        return self
+
+    def _watch(self, modules):
+        for m in modules:
+            self._seen.append(m)
             d = m.__dict__
             own_open = "open" in d  # e.g. claw_memory.open(): a function, wrapped below
             self._saved.append((m, d.get("json"), own_open))
@@ -127,12 +161,12 @@ class Meter:
                 # Classes defined in this module (not imported ones: wrapped where defined).
                 if isinstance(v, type) and getattr(v, "__module__", None) == m.__name__:
                     self._wrap_namespace(v, v.__dict__, self._wrapped)
-        gc.collect()
-        self.base = self.peak = gc.mem_alloc()
-        return self
 
     def __exit__(self, *exc):
+        import builtins
+
         self.sample()
+        builtins.__import__ = self._real_import
         for owner, name, v in reversed(self._wrapped):
             setattr(owner, name, v)
         for m, js, own_open in self._saved:
