@@ -51,9 +51,9 @@ def run(args):
             asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
         print("\n== claw-memory inspect %s ==" % root)
         sys.stdout.flush()
-        from . import main
+        from . import views
 
-        rc = main.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
+        rc = views.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
                                                  last=8))
         sys.stdout.flush()
         if args.keep:
