@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import hosttools
+from . import guard, hosttools
 from .ui import EXIT_TOOL, CliError
 
 # The MicroPython side ships inside this package (package data): the demo script, the offline
@@ -25,7 +25,8 @@ def run(args):
     base = args.keep or tempfile.mkdtemp(prefix="claw-demo-")
     os.makedirs(base, exist_ok=True)
     root = os.path.join(base, "root")
-    if os.path.exists(root):
+    if os.path.exists(root):  # a kept demo's data root, replaced: nothing else
+        guard.removable(root, *guard.listing(root), "demo --keep")
         shutil.rmtree(root)
     try:
         if args.llm == "offline":

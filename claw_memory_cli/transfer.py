@@ -4,7 +4,7 @@ import os
 import shutil
 import tempfile
 
-from . import board, bundle, roots
+from . import board, bundle, guard, roots
 from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, say
 
 
@@ -57,8 +57,10 @@ def cmd_import(args):
                 root = board.device_root(b, args.device_root)
                 where = "%s:%s" % (args.port, root)
                 listing = b.listing(root)
-                if listing and listing[0] and not args.replace:
-                    raise CliError("the board already has a data root at %s: pass --replace" % root)
+                if listing and listing[0]:
+                    if not args.replace:
+                        raise CliError("the board already has a data root at %s: pass --replace" % root)
+                    guard.removable(where, *listing, "import --replace")
                 base = root.rstrip("/")
                 b.makedirs(root)
                 tmp_dir = base + "/claw_import.tmp"

@@ -4,7 +4,7 @@ import contextlib
 import os
 import shutil
 
-from . import board, check, roots
+from . import board, check, guard, roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, status
 
 
@@ -70,24 +70,13 @@ def _layer_of(path):
     return "profile" if base in _PROFILE else "long-term"
 
 
-def _listing(root):
-    """(dirs, [(path, size)]) of sessions/ and memory/ under a folder, paths relative to it."""
-    dirs, files = [], []
-    for top in ("sessions", "memory"):
-        for dirpath, dirnames, names in os.walk(os.path.join(root, top)):
-            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            dirs.append(rel)
-            files += [(rel + "/" + n, os.path.getsize(os.path.join(dirpath, n))) for n in names]
-    return dirs, files
-
-
 def cmd_wipe(args):
     roots.target(args)
     with contextlib.ExitStack() as stack:
         b = None
         if args.root:
             where = roots.folder(args.root)
-            dirs, files = _listing(where)
+            dirs, files = guard.listing(where)
         else:
             b = stack.enter_context(board.Board(args.port))
             root = board.device_root(b, args.device_root)
@@ -96,6 +85,7 @@ def cmd_wipe(args):
             if not listing or not listing[0]:
                 raise CliError("no data root at %s: nothing to wipe" % where)
             dirs, files = listing
+        guard.removable(where, dirs, files, "wipe")
         chosen = [(p, n) for p, n in files if args.layer == "all" or _layer_of(p) == args.layer]
         what = "every layer" if args.layer == "all" else "the %s layer" % args.layer
         if not chosen:
