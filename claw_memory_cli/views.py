@@ -59,9 +59,11 @@ def cmd_inspect(args):
             mem.store.compact()  # on the copy: recall counts still in the digest show up
         sessions = _by_id(insp.sessions(rows=True, mem=mem))
         for s in sessions:
-            msgs = (mem.sessions.messages(None, backend="", file=s["file"], tokens=0)
-                    if s["bytes"] or s["pending"] else [])
-            s["history"] = [messages.display(m) for m in (msgs[-args.last:] if args.last else msgs)]
+            msgs = []
+            if s["bytes"] or s["pending"]:
+                msgs = (mem.sessions.tail(None, args.last, backend="", file=s["file"]) if args.last
+                        else mem.sessions.messages(None, backend="", file=s["file"], tokens=0))
+            s["history"] = [messages.display(m) for m in msgs]
         out = {"root": where, "mode": mem.mode, "sessions": sessions, "items": insp.items(rows=True, mem=mem),
                "labels": insp.labels(rows=True, mem=mem),
                "profile": {p["name"]: p["text"] for p in insp.profile(rows=True, mem=mem)}}
