@@ -11,8 +11,9 @@
 # Each function prints a compact table and returns None; with `rows=True` it prints nothing
 # and returns the rows (dicts) instead. Each takes an opened memory (`mem=`) or a data root
 # (`root=`, default: the one claw_memory.open() picks; opened once and reused). Looking never
-# creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root
-# without a long-term store (LITE) is opened in LITE mode, so nothing of the store is created.
+# creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root is
+# opened in the mode its files show (paths.Layout.mode: LITE when MEMORY.md is there without
+# a store), so nothing of the store is created in a LITE root.
 
 import os
 
@@ -27,14 +28,13 @@ def _mem(root=None, mem=None):
     global _last
     if mem is not None:
         return mem
-    from .memory import FULL, LITE, Memory
+    from .memory import Memory
     from .paths import Layout
 
     lay = Layout(root)
     if _last is not None and _last[0] == lay.root:
         return _last[1]
-    mode = FULL if fsutil.exists(lay.records) else LITE
-    _last = (lay.root, Memory(lay.root, mode=mode, extract=False, create=False))
+    _last = (lay.root, Memory(lay.root, mode=lay.mode(), extract=False, create=False))
     return _last[1]
 
 

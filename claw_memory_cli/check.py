@@ -13,6 +13,7 @@ import hashlib
 import os
 
 import claw_memory
+from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
 from claw_memory.session.format import IDX, LEFTOVERS, PEND
 
@@ -26,8 +27,8 @@ def is_data_root(path):
 
 
 def mode_of(root):
-    """FULL when the root has a long-term store, else LITE (so that no store is created)."""
-    return "full" if os.path.exists(os.path.join(root, "memory", _RECORDS)) else "lite"
+    """The mode the root's files show (paths.Layout.mode), as claw_memory.open() would use it."""
+    return Layout(root).mode()
 
 
 def open_root(root, **kw):

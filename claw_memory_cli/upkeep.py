@@ -4,6 +4,8 @@ import contextlib
 import os
 import shutil
 
+from claw_memory.paths import MEMORY_MD, MEMORY_MD_INIT, Layout
+
 from . import board, check, guard, roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, status
 
@@ -70,6 +72,9 @@ def _layer_of(path):
     return "profile" if base in _PROFILE else "long-term"
 
 
+_MODE = "from claw_memory.paths import Layout\nprint(Layout(%r).mode())"
+
+
 def cmd_wipe(args):
     roots.target(args)
     with contextlib.ExitStack() as stack:
@@ -100,14 +105,24 @@ def cmd_wipe(args):
         # Sub-folders of sessions/ (chat_map) go too; sessions/ and memory/ stay: still a data root.
         sub = [d for d in dirs if "/" in d] if args.layer in ("all", "sessions") else []
         sub = [d for d in sub if d.startswith("sessions/")]
+        # A LITE root stays LITE: its MEMORY.md comes back as the initial document (the mode
+        # shows in the files, paths.Layout.mode; without it the root would read as FULL).
+        md = "memory/" + MEMORY_MD
+        lite = any(p == md for p, _ in chosen) and (
+            b.exec(_MODE % root).strip() if b is not None else Layout(where).mode()) == "lite"
         if b is not None:
             base = root.rstrip("/")
             b.remove([base + "/" + p for p, _ in chosen], [base + "/" + d for d in sub])
+            if lite:
+                b.write(base + "/" + md, MEMORY_MD_INIT.encode())
         else:
             for p, _ in chosen:
                 os.remove(os.path.join(where, *p.split("/")))
             for d in sorted(sub, key=len, reverse=True):
                 shutil.rmtree(os.path.join(where, *d.split("/")), ignore_errors=True)
+            if lite:
+                with open(os.path.join(where, "memory", MEMORY_MD), "wb") as f:
+                    f.write(MEMORY_MD_INIT.encode())
     if args.json:
         emit_json({"root": where, "layer": args.layer, "files": len(chosen), "bytes": size})
     else:

@@ -10,11 +10,20 @@ from . import board, check, roots
 from .ui import EXIT_OK, CliError, emit_json, table
 
 
-_BOARD_INIT = """
+# A new root, on a board as on a folder (cmd_init): FULL with the store opened, which writes
+# ESP-Claw's initial files (claw_memory_init), so that its files show the mode it was made for
+# (paths.Layout.mode), as LITE's MEMORY.md does.
+_CREATE = """
 import claw_memory
 from claw_memory.paths import Layout
-print("CLAW-EXISTED" if Layout(%r).exists() else "CLAW-NEW")
-claw_memory.open(%r, %r, extract=False).close()
+if Layout(%r).exists():
+    print("CLAW-EXISTED")
+else:
+    m = claw_memory.open(%r, %r, extract=False)
+    if m.store is not None:
+        m.store.count()
+    m.close()
+    print("CLAW-NEW")
 """
 
 
@@ -22,14 +31,20 @@ def cmd_init(args):
     roots.target(args)
     if args.root:
         where = os.path.abspath(args.root)
+        if os.path.exists(args.root) and not os.path.isdir(args.root):
+            raise CliError("%s is a file: `claw-memory init` needs a folder (a new one, or a data "
+                           "root)" % args.root)
         existed = check.is_data_root(args.root)
         if not existed:
-            claw_memory.open(args.root, args.mode, extract=False).close()
+            m = claw_memory.open(args.root, args.mode, extract=False)
+            if m.store is not None:
+                m.store.count()  # opened: the store's initial files are written
+            m.close()
     else:
         with board.Board(args.port) as b:
             root = board.device_root(b, args.device_root)
             where = "%s:%s" % (args.port, root)
-            existed = "CLAW-EXISTED" in b.exec(_BOARD_INIT % (root, root, args.mode))
+            existed = "CLAW-EXISTED" in b.exec(_CREATE % (root, root, args.mode))
     if args.json:
         emit_json({"root": where, "created": not existed})
     elif existed:

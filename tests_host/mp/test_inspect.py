@@ -173,15 +173,19 @@ def test_helpers_never_create_a_data_root():
         ok("no data root at /flash/docs" in str(e), str(e))
     raises(OSError, inspect.sessions, root="/flash/missing")
     eq(_tree("/flash"), ["docs"], "nothing created")
-    # a LITE root: looking creates no store and no MEMORY.md
+    # a LITE root (its MEMORY.md without a store): looking creates no store
     mem = claw_memory.open("/flash/lite", "lite")
     mem.close()
     before = _tree("/flash/lite")
-    os.remove("/flash/lite/memory/MEMORY.md")
-    before.remove("memory/MEMORY.md")
     inspect.items(root="/flash/lite")
     inspect.stats(root="/flash/lite")
+    inspect.context(root="/flash/lite")
     eq(_tree("/flash/lite"), before, "a look adds no file")
+    eq(inspect._mem("/flash/lite").mode, "lite", "opened as LITE")
+    # a root with nothing to tell the mode by (the agent opened it, stored nothing): FULL,
+    # as claw_memory.open() opens it
+    claw_memory.open("/flash/used", extract=False).close()
+    eq(inspect._mem("/flash/used").mode, "full", "open()'s default")
     dev.unmount()
 
 
