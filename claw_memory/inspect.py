@@ -3,7 +3,7 @@
 #
 #   >>> from claw_memory import inspect
 #   >>> inspect.sessions()            # every session: id, file, bytes, records, pending, blocked
-#   >>> inspect.history()             # the latest session's last 10 messages
+#   >>> inspect.history()             # the next request's session: its last 10 messages
 #   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
 #   >>> inspect.context()             # what the next request would carry, tokens per layer
@@ -178,7 +178,7 @@ def _find(mem, session):
 
 def history(session=None, n=10, root=None, rows=False, mem=None):
     """The last `n` messages (0: all) of a session, given by id or file name; without one,
-    of the latest session. An unknown session is reported (ValueError with `rows=True`)."""
+    of the session the next request goes to (the chat maps say which). An unknown session is reported (ValueError with `rows=True`)."""
     m = _mem(root, mem)
     f, sid = _find(m, session)
     if f is None:
@@ -293,7 +293,8 @@ def _defs(tools):
 
 
 def context(session=None, system_prompt="", backend="openai", root=None, rows=False, mem=None):
-    """What one request on a session (id or file name; default the latest) would carry:
+    """What one request on a session (id or file name; default: the one the next request
+    goes to) would carry:
     the system prompt (`system_prompt` first, then each memory section), the history after
     the token budget, and the tool definitions, with estimated tokens per layer. `rows=True`:
     {"session", "system", "messages", "tools", "layers"}."""

@@ -84,7 +84,7 @@ def build_parser():
 
     d = sub.add_parser("context", help="the system prompt, history and tools one request would carry")
     _root_args(d)
-    d.add_argument("--session", metavar="ID", help="a session id or file name (default: the latest)")
+    d.add_argument("--session", metavar="ID", help="a session id or file name (default: the one the next request goes to, from the chat maps)")
     d.add_argument("--backend", choices=("openai", "anthropic", "openai_responses"), default="openai",
                    help="the LLM API whose request shape is shown (default openai)")
     d.add_argument("--system", metavar="TEXT", default="",

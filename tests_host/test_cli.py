@@ -480,3 +480,19 @@ def test_every_view_agrees_with_open_on_the_mode_of_a_root(tmp_path, capsys):
     # A root the agent opened with claw_memory.open() and nothing else: FULL, as open()'s default.
     claw_memory.open(str(tmp_path / "agent"), extract=False).close()
     assert views(tmp_path / "agent") == ("full", full_tools, "full")
+
+
+def test_context_and_inspect_follow_the_chat_map(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    mem = claw_memory.open(str(root), extract=False)
+    assert "project-a" in mem.session_command("web", "local", "new project-a")
+    mem.close()
+    rc, out, _ = _run(capsys, "context", str(root), "--json")
+    assert rc == 0 and json.loads(out)["session"] == "chat:web:local:project-a", "the next request's session"
+    assert json.loads(out)["messages"] == []
+    rc, out, _ = _run(capsys, "context", str(root), "--session", SID, "--json")
+    assert rc == 0 and json.loads(out)["session"] == SID, "--session still picks one"
+    rc, out, _ = _run(capsys, "inspect", str(root), "--json")
+    ids = [s["id"] for s in json.loads(out)["sessions"]]
+    assert ids == [SID, "chat:web:local:project-a"], ids
