@@ -42,6 +42,9 @@ def check_port(port):
     if port.startswith("/") and not os.path.exists(port):
         raise CliError("no board at %s: that serial port does not exist (is the board plugged in? "
                        "`mpremote connect list` lists the ports)" % port, EXIT_TOOL)
+    if os.path.isfile(port) or os.path.isdir(port):
+        raise CliError("no board at %s: it is a %s, not a serial port (`mpremote connect list` "
+                       "lists the ports)" % (port, "file" if os.path.isfile(port) else "folder"), EXIT_TOOL)
 
 
 def run(port, *args, timeout=120):

@@ -73,9 +73,14 @@ def export(root, out_path, progress=True):
             (buf or sys.stdout).flush()
             return counts
         tmp_out = out_path + ".tmp"
-        with open(tmp_out, "w", encoding="utf-8") as f:
-            _export_lines(copy, counts, progress, f.write)
-        os.replace(tmp_out, out_path)
+        try:
+            with open(tmp_out, "w", encoding="utf-8") as f:
+                _export_lines(copy, counts, progress, f.write)
+            os.replace(tmp_out, out_path)
+        except BaseException:
+            if os.path.exists(tmp_out):
+                os.remove(tmp_out)  # no half bundle left beside the user's files
+            raise
         return counts
     finally:
         shutil.rmtree(copy, ignore_errors=True)

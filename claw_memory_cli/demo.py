@@ -22,6 +22,9 @@ RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 
 
 def run(args):
+    if args.keep and os.path.exists(args.keep) and not os.path.isdir(args.keep):
+        raise CliError("--keep %s: it is a file; give a folder (its data root goes in %s/root)"
+                       % (args.keep, args.keep))
     base = args.keep or tempfile.mkdtemp(prefix="claw-demo-")
     os.makedirs(base, exist_ok=True)
     root = os.path.join(base, "root")

@@ -5,8 +5,9 @@ CLAW_PORT environment variable when no ROOT is given) through its serial REPL; t
 data root is copied here first, so reading never changes it. Reading commands never create
 a data root: `claw-memory init` does. `--json` prints machine-readable output.
 
-Exit codes: 0 ok; 1 problems found, the command failed, or no data root there; 2 usage;
-3 a host tool, the board, or claw_memory on the board is not available.
+Every error is one line on stderr. Exit codes: 0 ok; 1 problems found, the command failed,
+or no data root there; 2 usage; 3 a host tool, the board, or claw_memory on the board is not
+available.
 """
 
 import argparse
@@ -195,6 +196,10 @@ def main(argv=None):
         return e.code
     except BrokenPipeError:
         _quiet_broken_pipe()
+        return EXIT_PROBLEMS
+    except OSError as e:  # a file the command could not read or write, said in one line
+        what = "%s: %s" % (e.filename, e.strerror) if e.filename and e.strerror else str(e)
+        print("claw-memory: %s: %s" % (args.cmd, what), file=sys.stderr)
         return EXIT_PROBLEMS
     except KeyboardInterrupt:
         return 130

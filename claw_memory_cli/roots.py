@@ -70,3 +70,34 @@ def with_copy(args, fn):
         return fn(check.open_root(tmp), where)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def writable(path, what):
+    """Check, before any work, that a new file can be written at `path` (CliError, exit 1)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        why = "it is a folder"
+    elif not os.path.isdir(parent):
+        why = "no folder %s" % parent if not os.path.exists(parent) else "%s is a file" % parent
+    elif not os.access(parent, os.W_OK):
+        why = "the folder %s is not writable" % parent
+    else:
+        return
+    raise CliError("cannot write %s to %s: %s" % (what, path, why))
+
+
+def creatable(path, what):
+    """Check, before any work, that a folder can be created at `path` (or is one): its
+    nearest existing ancestor is a writable folder (CliError, exit 1)."""
+    up = os.path.abspath(path)
+    while not os.path.exists(up):
+        up = os.path.dirname(up)
+    if up == os.path.abspath(path) and os.path.isdir(up):
+        return
+    if not os.path.isdir(up):
+        why = "%s is a file" % up
+    elif not os.access(up, os.W_OK):
+        why = "the folder %s is not writable" % up
+    else:
+        return
+    raise CliError("cannot create %s at %s: %s" % (what, path, why))

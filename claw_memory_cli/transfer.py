@@ -9,6 +9,8 @@ from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, say
 
 
 def cmd_export(args):
+    if args.output != "-":
+        roots.writable(args.output, "the bundle")
     tmp, where = roots.local_copy(args)
     try:
         counts = bundle.export(tmp, args.output, progress=not args.json)
@@ -72,6 +74,7 @@ def cmd_import(args):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     else:
+        roots.creatable(args.target, "the data root")
         counts = bundle.import_(args.bundle, args.target, args.replace, progress=not args.json)
         where = os.path.abspath(args.target)
     if args.json:

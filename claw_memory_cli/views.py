@@ -34,6 +34,7 @@ def cmd_init(args):
         if os.path.exists(args.root) and not os.path.isdir(args.root):
             raise CliError("%s is a file: `claw-memory init` needs a folder (a new one, or a data "
                            "root)" % args.root)
+        roots.creatable(args.root, "a data root")
         existed = check.is_data_root(args.root)
         if not existed:
             m = claw_memory.open(args.root, args.mode, extract=False)
@@ -127,8 +128,12 @@ def cmd_context(args):
 
     system = args.system
     if system.startswith("@"):
-        with open(system[1:], encoding="utf-8") as f:
-            system = f.read()
+        try:
+            with open(system[1:], encoding="utf-8") as f:
+                system = f.read()
+        except (OSError, UnicodeError) as e:
+            raise CliError("cannot read the system prompt from %s (--system @FILE): %s" % (
+                system[1:], getattr(e, "strerror", None) or e))
 
     def run(mem, where):
         try:
