@@ -7,7 +7,7 @@ a data root: `claw-memory init` does. `--json` prints machine-readable output.
 
 Every error is one line on stderr. Exit codes: 0 ok; 1 problems found, the command failed,
 or no data root there; 2 usage; 3 a host tool, the board, or claw_memory on the board is not
-available.
+available; 141 the reader of stdout went away (`| head`), as a command killed by SIGPIPE.
 """
 
 import argparse
@@ -18,7 +18,7 @@ import claw_memory
 
 from . import deploy, doctor, roots, transfer, upkeep, views
 from .roots import PORT_ENV
-from .ui import EXIT_PROBLEMS, EXIT_USAGE, CliError
+from .ui import EXIT_PIPE, EXIT_PROBLEMS, EXIT_USAGE, CliError
 
 
 def cmd_deploy(args):
@@ -196,7 +196,7 @@ def main(argv=None):
         return e.code
     except BrokenPipeError:
         _quiet_broken_pipe()
-        return EXIT_PROBLEMS
+        return EXIT_PIPE
     except OSError as e:  # a file the command could not read or write, said in one line
         what = "%s: %s" % (e.filename, e.strerror) if e.filename and e.strerror else str(e)
         print("claw-memory: %s: %s" % (args.cmd, what), file=sys.stderr)

@@ -14,6 +14,7 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify), failed, or no data root there
 EXIT_USAGE = 2
 EXIT_TOOL = 3  # a needed host tool, the board, or the library on the board is not available
+EXIT_PIPE = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, as cat or git end then
 
 
 class CliError(Exception):
