@@ -65,9 +65,15 @@ def local_copy(args):
 
 
 def with_copy(args, fn):
+    """fn(the memory of a copy of the data root, where it is); an error about a file of the
+    copy names the user's data root instead."""
     tmp, where = local_copy(args)
     try:
         return fn(check.open_root(tmp), where)
+    except BrokenPipeError:  # stdout's reader went away: main() ends quietly
+        raise
+    except OSError as e:
+        raise CliError(str(e).replace(tmp, where))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

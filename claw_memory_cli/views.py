@@ -138,8 +138,9 @@ def cmd_context(args):
     def run(mem, where):
         try:
             ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem)
-        except ValueError as e:
-            raise CliError(str(e))
+        except ValueError:  # an unknown session: said with the user's path and command
+            raise CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
+                args.session, where, args.root or "-p %s" % args.port))
         if args.request:
             tools = mem.tools()
             body = request_body(args.backend, ctx["system"], ctx["messages"], tools)

@@ -98,3 +98,12 @@ def test_the_console_script_says_it_in_one_line_too(paths):
     r = _cli("export", paths["root"], "-o", os.path.join(paths["file"], "b.jsonl"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("claw-memory: ")
     assert "cannot write the bundle to %s" % os.path.join(paths["file"], "b.jsonl") in r.stderr
+
+
+def test_errors_name_the_users_path_and_the_cli_command(paths, capsys):
+    root = paths["root"]
+    assert main.main(["context", root, "--session", "nosuch"]) == 1
+    err = capsys.readouterr().err
+    assert err == "claw-memory: no session 'nosuch' in %s (`claw-memory inspect %s` lists them)\n" % (
+        root, root), err
+    assert "tmp" not in err.replace(paths["base"], "") and "inspect.sessions()" not in err
