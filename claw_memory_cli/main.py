@@ -63,8 +63,11 @@ def _root_args(p, positional=True):
 def build_parser():
     p = argparse.ArgumentParser(prog="claw-memory", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version="claw-memory " + claw_memory.__version__,
+    p.add_argument("-V", "--version", action="version", version="claw-memory " + claw_memory.__version__,
                    help="print the version and exit")
+    # Also before the command, as esptool takes it (`claw-memory -p PORT inspect`).
+    p.add_argument("-p", "--port", dest="global_port", metavar="PORT",
+                   help="the board's serial port, for the command that follows (as its own -p)")
     sub = p.add_subparsers(dest="cmd", metavar="command")
 
     d = sub.add_parser("init", help="create a data root (folder or board)")
@@ -187,6 +190,13 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    if args.global_port:
+        if not hasattr(args, "port"):
+            parser.error("%s takes no board: -p is for the commands that do" % args.cmd)
+        if args.port and args.port != args.global_port:
+            parser.error("two ports: -p %s before the command and -p %s after it" % (
+                args.global_port, args.port))
+        args.port = args.global_port
     try:
         rc = args.func(args)
         sys.stdout.flush()

@@ -4,7 +4,7 @@ import os
 import shutil
 import tempfile
 
-from . import board, bundle, guard, roots
+from . import board, bundle, guard, roots, ui
 from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, say
 
 
@@ -20,8 +20,7 @@ def cmd_export(args):
     if args.json and args.output != "-":
         emit_json({"root": where, "bundle": args.output, "counts": counts})
     else:
-        msg = "exported %s to %s: %d sessions (%d records), %d items, %d chat maps" % (
-            where, to, counts["sessions"], counts["records"], counts["items"], counts["chat_maps"])
+        msg = "exported %s to %s: %s" % (where, to, ui.counts(counts))
         if args.output == "-":
             say(msg)
         else:
@@ -80,6 +79,5 @@ def cmd_import(args):
     if args.json:
         emit_json({"root": where, "counts": counts})
     else:
-        print("imported %s into %s: %d sessions (%d records), %d items, %d chat maps" % (
-            args.bundle, where, counts["sessions"], counts["records"], counts["items"], counts["chat_maps"]))
+        print("imported %s into %s: %s" % (args.bundle, where, ui.counts(counts)))
     return EXIT_OK

@@ -25,6 +25,17 @@ class CliError(Exception):
         self.code = code
 
 
+def plural(n, word, many=None):
+    """`1 session`, `2 sessions` (`many`: the plural when it is not word + "s")."""
+    return "%d %s" % (n, word if n == 1 else many or word + "s")
+
+
+def counts(c):
+    """What a bundle holds, in words (export, import)."""
+    return "%s (%s), %s, %s" % (plural(c["sessions"], "session"), plural(c["records"], "record"),
+                                plural(c["items"], "item"), plural(c["chat_maps"], "chat map"))
+
+
 def _tty(stream):
     return hasattr(stream, "isatty") and stream.isatty()
 

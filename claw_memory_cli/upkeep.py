@@ -7,7 +7,7 @@ import shutil
 from claw_memory.paths import MEMORY_MD, MEMORY_MD_INIT, Layout
 
 from . import board, check, guard, roots
-from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, status
+from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, plural, status
 
 
 def _examine_copy(args):
@@ -97,8 +97,8 @@ def cmd_wipe(args):
             print("%s of %s holds no file: nothing to wipe" % (what, where))
             return EXIT_OK
         size = sum(n for _, n in chosen)
-        question = "wipe %s of the data root at %s: %d files, %s? This cannot be undone" % (
-            what, where, len(chosen), board.human(size))
+        question = "wipe %s of the data root at %s: %s, %s? This cannot be undone" % (
+            what, where, plural(len(chosen), "file"), board.human(size))
         if not confirm(question, args.yes):
             print("nothing wiped")
             return EXIT_PROBLEMS
@@ -126,7 +126,7 @@ def cmd_wipe(args):
     if args.json:
         emit_json({"root": where, "layer": args.layer, "files": len(chosen), "bytes": size})
     else:
-        print("wiped %s of %s: %d files, %s%s" % (
-            what, where, len(chosen), board.human(size), " (the default profile comes back on the next open)"
+        print("wiped %s of %s: %s, %s%s" % (
+            what, where, plural(len(chosen), "file"), board.human(size), " (the default profile comes back on the next open)"
             if args.layer in ("all", "profile") else ""))
     return EXIT_OK

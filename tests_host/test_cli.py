@@ -312,7 +312,7 @@ def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     _build(root)
     (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
     rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
-    assert rc == 0 and "1 chat maps" in out
+    assert rc == 0 and "1 chat map" in out and "chat maps" not in out
 
 
 def test_a_folder_that_is_not_a_data_root_is_said_so_and_left_alone(tmp_path, capsys):

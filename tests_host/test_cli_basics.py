@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import claw_memory
 from claw_memory_cli import hosttools, main
 
@@ -133,3 +135,27 @@ def test_progress_on_a_terminal_and_one_status_line_otherwise(capsys, monkeypatc
         bar.done()
     err = capsys.readouterr().err
     assert "reading 2 files" in err and "3.0/3.0 kB" in err and "\u2501" in err
+
+
+def test_port_before_the_command_and_short_version(capsys, tmp_path):
+    rc = main.main(["-p", "/dev/nonexistent-board", "inspect"])
+    assert rc == 3 and "no board at /dev/nonexistent-board" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main.main(["-p", "/dev/a", "inspect", "-p", "/dev/b"])
+    assert "two ports" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main.main(["-p", "/dev/a", "demo"])
+    assert "demo takes no board" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main.main(["-V"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("claw-memory ")
+
+
+def test_counts_are_said_in_words(tmp_path, capsys):
+    import claw_memory
+
+    mem = claw_memory.open(str(tmp_path / "r"), extract=False)
+    mem.sessions.persist(mem.chats.session_id("web", "u"), [(1, None, "hi")], turn_completed=True)
+    mem.close()
+    assert main.main(["export", str(tmp_path / "r"), "-o", str(tmp_path / "b.jsonl")]) == 0
+    assert ": 1 session (1 record), 0 items, 1 chat map" in capsys.readouterr().out
