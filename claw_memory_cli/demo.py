@@ -52,7 +52,11 @@ def run(args):
             sys.path.insert(0, RUNTIME)
             import demo
 
-            asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
+            try:
+                asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
+            except demo.Unreachable as e:
+                raise CliError("the demo stopped: %s at %s did not answer: %s" % (
+                    args.llm, args.base_url or "its default URL", e))
         print("\n== claw-memory inspect %s ==" % root)
         sys.stdout.flush()
         from . import views

@@ -107,3 +107,20 @@ def test_errors_name_the_users_path_and_the_cli_command(paths, capsys):
     assert err == "claw-memory: no session 'nosuch' in %s (`claw-memory inspect %s` lists them)\n" % (
         root, root), err
     assert "tmp" not in err.replace(paths["base"], "") and "inspect.sessions()" not in err
+
+
+def test_demo_against_an_endpoint_that_does_not_answer_stops_at_once(tmp_path, monkeypatch, capsys):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there: connection refused, as without network
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rc = main.main(["demo", "--llm", "openai", "--base-url", "http://127.0.0.1:%d/v1" % port,
+                    "--model", "m", "--keep", str(tmp_path)])
+    cap = capsys.readouterr()
+    assert rc == 1, cap.err
+    err = cap.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("claw-memory: the demo stopped: openai at http://127.0.0.1")
+    assert cap.out.count("[Ada]") == 1, "the first turn that fails ends it"
