@@ -61,7 +61,9 @@ Unix-port behaviour found by running it under a pty, and what the bridge does ab
   process: RAM (globals, sys.modules, open files) is gone, /flash is not. Data written to a
   file that was never closed is lost, as on a board (littlefs caches it until close/flush).
   A hard reset (exit code 90) writes no banner and comes back in the friendly REPL. Input
-  that arrives during a reboot is held and delivered once the new process is at its prompt.
+  that arrives during a reboot into the raw REPL is held and delivered once the new process
+  is at its prompt; booting into the friendly REPL, it reaches boot.py and main.py at once
+  (a `main.py` that calls `input()` reads the console, as on a board).
 * Banners: at start (and after Ctrl-B) this unix port prints `MicroPython <version> on
   <date>; linux [GCC ...] version`, `Type "help()" for more information.` and `>>> `; older
   unix ports print `Use Ctrl-D to exit, Ctrl-E for paste mode` instead, and both are
@@ -469,7 +471,10 @@ class VirtualBoard:
     def _send_child(self, data):
         if not data:
             return
-        if self._state == _RUNNING and not self._held:
+        # Into the friendly REPL, boot.py and main.py run before the prompt and read the
+        # console as on a board (main.py's input() gets the keys; what it leaves, the REPL
+        # reads). Into the raw REPL (mpremote's soft reset) input waits for the raw prompt.
+        if (self._state == _RUNNING or not self._mode_raw) and not self._held:
             self._to_child += data
         else:
             self._held += data
