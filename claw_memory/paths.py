@@ -37,7 +37,9 @@ def _mounted(path):
 
 
 def data_root(root=None):
-    """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd."""
+    """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd.
+    A card at /sd is usually FAT, not power-loss safe (docs/DURABILITY.md): callers that want
+    the internal LittleFS with a card inserted pass the root."""
     if root is None:
         for cand in ("/sd", "/flash"):
             if _mounted(cand):

@@ -56,7 +56,7 @@ def _root_args(p, positional=True):
     _port_arg(p)
     p.add_argument("--device-root", metavar="PATH",
                    help="the data root on the board (default: the one claw_memory picks there: "
-                        "/sd, /flash or /)")
+                        "/sd or /flash when mounted, else its current directory)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 

@@ -15,10 +15,9 @@ Shell (repo root, inside the venv)::
     mpremote connect /tmp/ttyCLAW resume exec "import claw_memory"
     kill %1                               # SIGINT/SIGTERM/SIGHUP: stop, remove the link
 
-It prints the pty path (`/dev/pts/N`) on stdout once the board is booted. Prefer that path
-to the link for heavy traffic: mpremote recognises only `/dev/pts/*` as a pty and otherwise
-polls the port every 10 ms, which makes `fs cp` of many chunks 5-8 times slower
-(`mpremote connect $(readlink /tmp/ttyCLAW) ...`). Options: `--heap 2M` (micropython heap;
+It prints the pty path (`/dev/pts/N`) on stdout once the board is booted. The pty path and
+the link both serve: with mpremote 1.29.0 a 133 KB `fs cp` through the link took 0.9-1.1
+times as long as through the pty path (`mpremote connect $(readlink /tmp/ttyCLAW) ...`). Options: `--heap 2M` (micropython heap;
 default the unix port's), `--blocks 512` (size of a new image, x 4096 bytes),
 `--no-host-path` (keep the repo root and the CLI's MicroPython runtime off the board's
 sys.path, to test what was deployed), `--micropython PATH`, `--trace FILE` (log all traffic).
