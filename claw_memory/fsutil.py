@@ -215,7 +215,7 @@ def read_bounded(path, limit):
     if n > limit:
         raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
     with open(path, "rb") as f:
-        return f.read(limit)
+        return f.read(n)  # MicroPython allocates what read() is asked for: the size, not the bound
 
 
 class Nothing:

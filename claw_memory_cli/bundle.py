@@ -33,6 +33,7 @@ from claw_memory import session as session_mod
 from claw_memory.messages import classify
 from claw_memory.profile import NAMES
 
+from . import guard
 from .ui import CliError, Progress
 
 FORMAT = "claw-memory-bundle"
@@ -72,9 +73,14 @@ def export(root, out_path, progress=True):
             (buf or sys.stdout).flush()
             return counts
         tmp_out = out_path + ".tmp"
-        with open(tmp_out, "w", encoding="utf-8") as f:
-            _export_lines(copy, counts, progress, f.write)
-        os.replace(tmp_out, out_path)
+        try:
+            with open(tmp_out, "w", encoding="utf-8") as f:
+                _export_lines(copy, counts, progress, f.write)
+            os.replace(tmp_out, out_path)
+        except BaseException:
+            if os.path.exists(tmp_out):
+                os.remove(tmp_out)  # no half bundle left beside the user's files
+            raise
         return counts
     finally:
         shutil.rmtree(copy, ignore_errors=True)
@@ -237,8 +243,14 @@ def import_(path, target, replace=False, progress=True):
     """Validate the bundle, build a data root from it beside `target`, move it into place."""
     parts = read(path)
     target = os.path.abspath(target)
-    if os.path.exists(target) and os.listdir(target) and not replace:
-        raise CliError("%s is not empty: import into a new folder, or pass --replace" % target)
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise CliError("%s is a file: import into a new folder" % target)
+    swap = os.path.exists(target) and os.listdir(target)
+    if swap and not replace:
+        raise CliError("%s is not empty: import into a new folder, or pass --replace to replace "
+                       "the data root there" % target)
+    if swap:
+        guard.removable(target, *guard.listing(target), "import --replace")
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".claw-import-", dir=parent)
@@ -264,13 +276,20 @@ def import_(path, target, replace=False, progress=True):
         if bar:
             bar.done()
         mem.close()
-        if os.path.exists(target):
-            old = target + ".replaced"
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(target, old)
-            os.rename(staging, target)
-            shutil.rmtree(old, ignore_errors=True)
+        if swap:
+            # Only the data root's two folders are replaced, as on a board: anything else
+            # in the folder (beside sessions/ and memory/) stays.
+            for name in ("sessions", "memory"):
+                dst = os.path.join(target, name)
+                shutil.rmtree(dst + ".replaced", ignore_errors=True)
+                if os.path.exists(dst):
+                    os.rename(dst, dst + ".replaced")
+                os.rename(os.path.join(staging, name), dst)
+                shutil.rmtree(dst + ".replaced", ignore_errors=True)
+            os.rmdir(staging)
         else:
+            if os.path.exists(target):
+                os.rmdir(target)  # empty
             os.rename(staging, target)
         staging = None
     finally:

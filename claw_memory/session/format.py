@@ -41,6 +41,7 @@ _SAFE_MAX = const(24)
 _ID_MAX = const(512)
 _PEND_HEAD = const(24)
 _PIECE = const(1024)  # bytes a line is read by
+_KEY_MASK = const(0x3FFFFFFF)
 
 
 def id_bytes(session_id, allow_empty=False):
@@ -71,6 +72,12 @@ def file_name(session_id):
 def is_log_name(name):
     """Whether `name` (no folder) is a session log's file name."""
     return "/" not in name and name.startswith("s_") and name.endswith(".log")
+
+
+def name_key(log):
+    """A session file's name (of a path) as a small int (30 bits: no big int on a 32-bit
+    chip), for a set of names that costs a word each."""
+    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK
 
 
 # -- index ------------------------------------------------------------------------------

@@ -51,6 +51,9 @@ class Sessions:
         self._deletions = []  # [log, serial] of the latest deletions
         self._serial = 0
         self._settled = False  # a deletion cut by a power loss finished (first use)
+        # A function yielding every session id the chat maps name (the Memory sets it to
+        # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
+        self.names = None
 
     def _note(self, msg):
         note(self._log, msg)
@@ -205,6 +208,21 @@ class Sessions:
         (`file`: a session by its file name; `tokens=0`: the whole history.)"""
         return self.history(session_id, backend, tokens, file).messages()
 
+    def tail(self, session_id, n, backend=OPENAI, file=None):
+        """The last `n` messages of the whole history, as `messages(tokens=0)` would end,
+        read from the newest records only (a 150 KiB session costs what its last records do):
+        for inspection. The window grows until it holds `n` messages or the whole history."""
+        h = self.history(session_id, backend, 0, file)
+        want = n
+        while True:
+            h.first = max(0, h.snap.total - want)
+            msgs = h.messages()
+            if h.first:
+                msgs = msgs[1:]  # the summary of the records before the window
+            if len(msgs) >= n or not h.first:
+                return msgs[-n:]
+            want *= 2
+
     def page(self, session_id, before=0, limit=20):
         """A page of visible user/assistant text for chat UIs, newest page by default:
         {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}."""
@@ -292,11 +310,40 @@ class Sessions:
                 "blocked": fsutil.exists(log + fmt_.BLOCKED)}
 
     def list(self):
-        """Every session under the directory, as `stat` reports it, one at a time in the
-        directory's order (an iterator: thousands of sessions do not fit in RAM together).
-        It repairs nothing (a session that needs a repair is reported as it would be after
-        it); it only finishes a deletion a power cut interrupted."""
+        """Every session as `stat` reports it, with its "id", one at a time (an iterator:
+        thousands of sessions do not fit in RAM together): first each session the chat maps
+        name (`names`), also one without a turn yet (0 records), then the other files in the
+        directory's order, with id None. It repairs nothing (a session that needs a repair is
+        reported as it would be after it); it only finishes a deletion a power cut interrupted.
+        RAM: one word per session file (a sorted list of the 30-bit keys of the named ones
+        listed: an unnamed file whose key equals a named one's, about 1 in 10**9 per pair,
+        is not listed)."""
         self._settle()
+        keys = [0] * (self._files() if self.names is not None else 0)  # one allocation
+        n = 0
+        for sid in self.names() if self.names is not None else ():
+            try:
+                log = self.path(sid)
+            except ValueError:  # an id no session can have
+                continue
+            row = self._peek(log)
+            if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
+                keys[n] = fmt_.name_key(log)  # its file comes again below
+                n += 1
+            row["id"] = sid
+            yield row
+        del keys[n:]
+        keys.sort()
+        for log in self._logs():
+            if keys and _has(keys, fmt_.name_key(log)):
+                continue
+            row = self._peek(log)
+            row["id"] = None
+            yield row
+
+    def _logs(self):
+        """The path of every session's log in the directory (also of a first turn that has
+        only its pending file), one at a time."""
         if not fsutil.is_dir(self.dir):
             return
         pend = fmt_.PEND
@@ -309,7 +356,13 @@ class Sessions:
                     continue
             elif not fmt_.is_log_name(name):
                 continue
-            yield self._peek(self.dir + "/" + name)
+            yield self.dir + "/" + name
+
+    def _files(self):
+        n = 0
+        for _ in self._logs():
+            n += 1
+        return n
 
     def _peek(self, log):
         # A session's stat without repairing it, in few file lookups (littlefs looks a name
@@ -381,6 +434,18 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
+
+
+def _has(keys, k):
+    # Binary search of a sorted list.
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < len(keys) and keys[lo] == k
 
 
 def _remove_files(log):
