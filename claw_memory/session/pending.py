@@ -2,9 +2,12 @@
 # with it, settling it against the log, and its header after a rewrite of the log.
 # MIT license
 #
-# The turn's completing append copies the pending records to the log, then removes the
-# pending file; a cut between the two leaves records in both, recognised by the header's log
-# size (where the append started) and removed from the pending file.
+# The turn's completing append copies the pending records to the log and leaves the pending
+# file as it is: its records are then in both, recognised by the header's log size (where the
+# append started) and the log's bytes there, so the file needs no write to become stale (a
+# write would cost as much as the append: FAT writes a data and a directory sector for each).
+# The next turn's first persist rewrites it from its start (write.append_pending); close(),
+# a compaction and the next open remove a stale one.
 
 from .. import fsutil, text
 from ..messages import classify
@@ -24,7 +27,7 @@ class Pending:
         self.recs = None
         if fsutil.size(self.path) < 0:
             return
-        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
+        recs, torn, l0, self.end = fmt_.pending_records(self.path, limit + 4, _chat_record)
         if l0 is None:
             self.unreadable = True
             return
@@ -45,17 +48,18 @@ class Pending:
         return self.dropped or self.logged or self.unreadable
 
     def settle(self, note):
-        """Reconcile the pending file with the log; returns (records, size)."""
+        """Reconcile the pending file with the log; returns (records, size of its records,
+        size of the file), sizes -1 when it is gone."""
         pend = self.path
         if self.unreadable:
             fsutil.remove(pend)
             note("%s: unreadable pending file removed" % pend)
-            return 0, -1
+            return 0, -1, -1
         if self.recs is None:
-            return 0, -1
+            return 0, -1, -1
         if not self.records:
-            fsutil.remove(pend)
-            return 0, -1
+            fsutil.remove(pend)  # stale: every record logged
+            return 0, -1, -1
         if self.rewrite:
             recs = self.recs[self.logged :]
 
@@ -66,7 +70,8 @@ class Pending:
                         out.copy(f, off, ln)
 
             fsutil.replace(pend, write)
-        return self.records, fsutil.size(pend)
+            return self.records, fsutil.size(pend), fsutil.size(pend)
+        return self.records, self.end, fsutil.size(pend)
 
 
 def _logged(log, pend, l0, log_size, recs):
@@ -109,10 +114,10 @@ def rebase_pending(log, st):
         out.write(fmt_.pending_head(max(st.log_size, 0)))
         with open(pend, "rb") as f:
             head = len(f.readline())
-            out.copy(f, head, fsutil.size(pend) - head)
+            out.copy(f, head, st.pend_size - head)  # the records, not a stale rest after them
 
     fsutil.replace(pend, write)
-    st.pend_size = fsutil.size(pend)
+    st.pend_size = st.pend_file = fsutil.size(pend)
 
 
 def _chat_record(body):
