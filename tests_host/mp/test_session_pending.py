@@ -100,15 +100,16 @@ def test_a_compaction_empties_the_stale_file_and_close_removes_it():
         eq(_read(pend)[:2], b"P ", "%s: still there after a compaction" % kind)
         eq(_read(pend).split(b"\n")[1][:1], b"\x00", "%s: holding no records" % kind)
         _turn(s, 6, pad=300)
+        ok(fsutil.exists(pend), "%s: stale after the next turn" % kind)
+        s.close()
+        ok(not fsutil.exists(pend), "%s: close() removes the stale file" % kind)
+        eq(sorted(os.listdir(D)), sorted([_log()[len(D) + 1:], _log()[len(D) + 1:] + ".idx"]),
+           "%s: exactly ESP-Claw's pair" % kind)
         dev = dev.reboot()
         s = Sessions(D, size_limit=2500)
         got = _tags(s.messages(SID, tokens=0))
         ok(all(got.count(t) == 1 for t in got), "%s: nothing twice after compactions: %r" % (kind, got))
         eq(got[-4:], _want([6]), "%s: the newest turn whole" % kind)
-        s.close()
-        ok(not fsutil.exists(pend), "%s: close() removes the stale file" % kind)
-        eq(sorted(os.listdir(D)), sorted([_log()[len(D) + 1:], _log()[len(D) + 1:] + ".idx"]),
-           "%s: exactly ESP-Claw's pair" % kind)
         dev.unmount()
 
 
