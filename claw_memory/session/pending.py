@@ -16,9 +16,9 @@ from . import format as fmt_
 
 class Pending:
     """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
-    lines, `logged` leading records the log already holds (a completing append cut before
-    the pending file went), `unreadable` header; `rewrite`: its header names another log
-    size."""
+    lines, `logged` leading records the log already holds, `unreadable` header; `rewrite`:
+    its header names another log size. A file whose records are all logged and that holds
+    nothing else is stale, as every completed turn leaves it: no damage."""
 
     def __init__(self, log, limit):
         self.path = log + fmt_.PEND
@@ -42,10 +42,11 @@ class Pending:
 
     def report(self):
         return {"pending": self.records, "pending_dropped": self.dropped,
-                "pending_logged": self.logged, "pending_unreadable": self.unreadable}
+                "pending_logged": self.logged if self.records else 0,
+                "pending_unreadable": self.unreadable}
 
     def problems(self):
-        return self.dropped or self.logged or self.unreadable
+        return self.dropped or (self.logged and self.records) or self.unreadable
 
     def settle(self, note):
         """Reconcile the pending file with the log; returns (records, size of its records,

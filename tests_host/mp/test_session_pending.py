@@ -51,9 +51,14 @@ def test_a_completed_turn_leaves_the_pending_file_stale_and_replays_it_once():
         ok(fsutil.exists(pend), "%s: the pending file stays after the turn" % kind)
         eq(s.stat(SID)["pending"], 0, "%s: nothing pending" % kind)
         eq(_tags(s.messages(SID, tokens=0)), _want([0]), "%s: each record once" % kind)
+        rep = s.verify(SID)
+        eq((rep["pending"], rep["pending_logged"], rep["pending_dropped"]), (0, 0, 0),
+           "%s: a stale file is no damage" % kind)
         dev = dev.reboot()  # a reset: no close
-        s = Sessions(D)
+        notes = []
+        s = Sessions(D, log=notes.append)
         eq(_tags(s.messages(SID, tokens=0)), _want([0]), "%s: after a reset, once" % kind)
+        eq(notes, [], "%s: opening it repairs nothing" % kind)
         ok(not fsutil.exists(pend), "%s: the next open removes the stale file" % kind)
         dev.unmount()
 
