@@ -6,8 +6,8 @@
 # file as it is: its records are then in both, recognised by the header's log size (where the
 # append started) and the log's bytes there, so the file needs no write to become stale (a
 # write would cost as much as the append: FAT writes a data and a directory sector for each).
-# The next turn's first persist rewrites it from its start (write.append_pending); close(),
-# a compaction and the next open remove a stale one.
+# The next turn's first persist rewrites it from its start (write.append_pending); the next
+# open and close() remove a stale one, a compaction first empties it (write.clear_stale).
 
 from .. import fsutil, text
 from ..messages import classify
