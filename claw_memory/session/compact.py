@@ -141,7 +141,7 @@ def compact(log, st, size_limit, note):
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
-    new.pend, new.pend_size = st.pend, st.pend_size
+    new.pend, new.pend_size, new.pend_file = st.pend, st.pend_size, st.pend_file
     rebase_pending(log, new)
     note("%s: compacted to %d bytes, %d records (%d oldest dropped)" % (log, pos, kept, plan.cut))
     return new

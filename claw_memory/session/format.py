@@ -8,7 +8,8 @@
 #                             type 1..4, backend format 0..3
 #   `.log.blocked`            empty; marks a session over the size limit
 #   `.log.pending` (ours)     "P <log size when the turn started>\n", then one line per record
-#                             of the unfinished turn: type digit, backend digit, JSON
+#                             of the unfinished turn: type digit, backend digit, JSON; a line
+#                             starting with NUL ends it (what follows is an older turn's)
 # docs/FORMAT.md has the details.
 
 import struct
@@ -36,6 +37,7 @@ LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)  # what interrupted rewrites leave,
 DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
 
 CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
+PEND_END = b"\x00"  # ends a pending file rewritten in place over a longer, older one
 _CHUNK = const(64)  # index entries read per chunk
 _SAFE_MAX = const(24)
 _ID_MAX = const(512)
@@ -216,20 +218,20 @@ def line_bytes(f, off, n, head):
 def pending_records(path, valid=None):
     """[(type, backend, offset, line length)] of a pending file's whole records, how many
     lines it holds that are none (garbage, `valid(f, offset, length, first piece)` false for
-    the JSON after the prefix, or a torn last line), and its header's log offset (None:
-    header unusable). Lines of any length are records."""
+    the JSON after the prefix, or a torn last line), its header's log offset (None: header
+    unusable) and where its whole lines end. Lines of any length are records."""
     recs = []
     bad = 0
     with open(path, "rb") as f:
         head = f.readline(_PEND_HEAD)
         l0 = pending_start(head)
         if l0 is None:
-            return recs, 1, None
+            return recs, 1, None, 0
         pos = len(head)
         while True:
             n, nl, first = next_line(f)
-            if not n:
-                break
+            if not n or first[0] == 0:
+                break  # the end, or the end mark of an in-place rewrite (PEND_END)
             if not nl:
                 bad += 1  # cut while appending: that persist was not acknowledged
                 break
@@ -240,7 +242,7 @@ def pending_records(path, valid=None):
                 bad += 1  # garbage: rewrite the file without it
             pos += n
             f.seek(pos)
-    return recs, bad, l0
+    return recs, bad, l0, pos
 
 
 def pending_bodies(path, count):

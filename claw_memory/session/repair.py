@@ -276,10 +276,10 @@ def open_state(log, limit, note, deep=False):
     Pending). `deep`: check every record and rewrite the log without its damage."""
     settle(log)
     pend = Pending(log, limit)
-    n, size = pend.settle(note)
+    n, size, file_size = pend.settle(note)
     plan = analyse(log, limit, deep)
     st = apply(log, plan, limit, rewrite=deep)
-    st.pend, st.pend_size = n, size
+    st.pend, st.pend_size, st.pend_file = n, size, file_size
     if deep and plan.log_damage():
         rebase_pending(log, st)
     return st, plan, pend

@@ -54,6 +54,7 @@ class Sessions:
         # A function yielding every session id the chat maps name (the Memory sets it to
         # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
         self.names = None
+        self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
 
     def _note(self, msg):
         note(self._log, msg)
@@ -83,7 +84,7 @@ class Sessions:
             if (
                 fsutil.size(log) == st.log_size
                 and fsutil.size(log + fmt_.IDX) == st.idx_size
-                and fsutil.size(log + fmt_.PEND) == st.pend_size
+                and fsutil.size(log + fmt_.PEND) == st.pend_file
             ):
                 return st
             self._forget(log)
@@ -137,9 +138,11 @@ class Sessions:
             raise SessionBlocked(1, BLOCK_TEXT)
         fsutil.makedirs(self.dir)
         st = self._open(log)
+        if self._fat is None:
+            self._fat = fsutil.ignores_case(self.dir)
         try:
             if not turn_completed:
-                write.append_pending(log, st, lines, fmt)
+                write.append_pending(log, st, lines, fmt, self._fat)
                 return None
             write.append_turn(log, st, lines, fmt)
         except BaseException:
@@ -163,6 +166,7 @@ class Sessions:
     def _compact(self, log, st):
         from . import compact as compact_
         try:
+            write.clear_stale(log, st)
             new = compact_.compact(log, st, self.size_limit, self._note)
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
@@ -180,8 +184,11 @@ class Sessions:
             flush_index(log, self._cache[log])
 
     def close(self):
-        """Flush the indexes; the files are then exactly ESP-Claw's format."""
+        """Flush the indexes and remove stale pending files; the files are then exactly
+        ESP-Claw's format."""
         self.flush()
+        for log in self._order:
+            write.drop_stale(log, self._cache[log])
         self._cache = {}
         self._order = []
 

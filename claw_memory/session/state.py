@@ -24,10 +24,14 @@ class State:
         self.lag = bytearray()  # entries of logged records not yet in the .idx
         self.lag_turns = 0
         self.pend = 0  # records in the pending file
-        self.pend_size = -1  # its size, -1 when there is none
+        self.pend_size = -1  # the size of its header and records, -1 when there is none
+        # The pending file's size, -1 when there is none: more than pend_size when it was
+        # rewritten in place over a longer one, >= 0 with pend_size -1 when it is stale (its
+        # records logged; the next mid-turn persist rewrites it).
+        self.pend_file = -1
         self.early = None  # summary lines of the oldest records (window.summary's cache)
         self.checked = None  # (first record, verdicts) of the last request: records checked
-        self.done = False  # the pending records were logged; the pending file still exists
+        self.done = False  # the pending records were just logged (after_turn marks the file stale)
 
     def records(self):
         return self.count + len(self.lag) // fmt_.ENT + self.pend
