@@ -47,7 +47,8 @@ _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test
             _MP + "test_session_records.py", _MP + "test_session_pending.py",
             "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
-           _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
+           _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py",
+           _MP + "test_session_records.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]

@@ -142,6 +142,9 @@ def test_a_valid_record_over_the_bound_is_a_record_never_deleted_and_never_sent(
             eq(got, [("user", "user 1"), ("assistant", "final 1"), ("assistant", "final 2"),
                      ("user", "user 3"), ("user", "m" * 5000), ("assistant", "final 3"), ("user", "user 4"),
                      ("assistant", "final 4")], "%s: the big records and their calls unsent" % what)
+            for backend in BACKENDS:  # the streamed request body too
+                roles = [r for r in _wire_roles(mem, backend) if r is not None]
+                eq(len(roles), 8, "%s %s: what is sent" % (what, backend))
             budgeted = mem.sessions.messages(SID, "openai", tokens=6144)
             eq([(m["role"], m.get("content")) for m in budgeted], got,
                "%s: what is never sent takes none of the token budget" % what)
