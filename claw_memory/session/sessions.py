@@ -164,7 +164,7 @@ class Sessions:
         return self._compact(log, self._open(log))
 
     def _compact(self, log, st):
-        from . import compact as compact_
+        from . import compact as compact_, write
         try:
             write.clear_stale(log, st)
             new = compact_.compact(log, st, self.size_limit, self._note)
@@ -186,6 +186,7 @@ class Sessions:
     def close(self):
         """Flush the indexes and remove stale pending files; the files are then exactly
         ESP-Claw's format."""
+        from . import write
         self.flush()
         for log in self._order:
             write.drop_stale(log, self._cache[log])
