@@ -12,6 +12,7 @@ from ._compat import MICROPYTHON, const
 _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
+_BREAK = const(" \u23ce ")  # what a line break becomes in a value rendered on one line: " ⏎ "
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
 _KEY_PUNCT = const("。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．")
@@ -159,6 +160,26 @@ def cut_bytes(s, max_bytes):
     while i > 0 and b[i] & 0xC0 == 0x80:
         i -= 1
     return b[:i].decode()
+
+
+def one_line(s, max_bytes=None):
+    """`s` rendered as data on one line: line breaks (CR, LF, NEL, U+2028, U+2029) shown as
+    " ⏎ ", other control characters (C0, DEL, C1) as spaces; then cut to `max_bytes`
+    UTF-8 bytes, on a character boundary. A value from outside (a file, a bundle, a chat id)
+    that goes into a prompt or MEMORY.md can then start no line of its own (no heading, no
+    fake entry)."""
+    if any(c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" for c in s):
+        s = s.replace("\r\n", "\n")
+        out = []
+        for c in s:
+            if c in "\n\r\x85\u2028\u2029":
+                out.append(_BREAK)
+            elif c < " " or "\x7f" <= c <= "\x9f":
+                out.append(" ")
+            else:
+                out.append(c)
+        s = "".join(out)
+    return s if max_bytes is None else cut_bytes(s, max_bytes)
 
 
 def cut(s, n):

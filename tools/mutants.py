@@ -61,6 +61,14 @@ MUTANTS = [
      "equivalent: t[:max_chars] of a text of exactly max_chars characters is the text itself"),
     ("text", "    return s if len(s) <= n else s[: n - 3] + \"...\"", "    return s if len(s) <= n else s[:n] + \"...\"",
      "a cut text is longer than its bound (the marker added after n characters)"),
+    ("text", "            if c in \"\\n\\r\\x85\\u2028\\u2029\":", "            if c in \"\\n\\r\":",
+     "Unicode line separators stay raw in a value rendered on one line (it can start a line of its own)"),
+    ("text", "        s = s.replace(\"\\r\\n\", \"\\n\")\n", "",
+     "a CRLF line break is shown as two breaks in a value rendered on one line"),
+    ("text", "            elif c < \" \" or \"\\x7f\" <= c <= \"\\x9f\":", "            elif c < \" \":",
+     "DEL and C1 control characters stay in a value rendered on one line"),
+    ("text", "    return s if max_bytes is None else cut_bytes(s, max_bytes)", "    return s",
+     "a value rendered on one line is not bounded"),
 
     # -- item -------------------------------------------------------------------------------
     ("item", '    src = item["keywords"] or item["tags"]', '    src = item["keywords"]',
@@ -87,6 +95,10 @@ MUTANTS = [
     ("item", "    kws = [t for t in text.split_tokens(text.clean(_as_list(keywords))) if _grounded(t, content, tags)]",
      "    kws = [t for t in text.split_tokens(text.clean(_as_list(keywords)))]",
      "keywords that occur nowhere in the content or tags are kept"),
+    ("item", "    try:\n        check_id(obj.get(\"id\"))\n", "    try:\n        str(obj.get(\"id\"))\n",
+     "an imported item's id is not checked (a line break in it reaches MEMORY.md)"),
+    ("item", "        if type(v) is not int or not 0 <= v <= hi:", "        if not isinstance(v, int) or not 0 <= v <= hi:",
+     "an imported item's count or time may be true or false"),
 
     # -- session/format ---------------------------------------------------------------------
     ("session/format", "    return (idx_size - HDR) // ENT", "    return idx_size // ENT",
@@ -532,10 +544,8 @@ MUTANTS = [
      "recall time: only the first recall since compaction counts for updated_at"),
 
     # -- store/markdown ---------------------------------------------------------------------
-    ("store/markdown", "        if c in \"\\n\\r\\x85\\u2028\\u2029\":", "        if c in \"\\n\\r\":",
-     "Unicode line separators stay raw in MEMORY.md (a memory can start a line of its own)"),
-    ("store/markdown", "    s = s.replace(\"\\r\\n\", \"\\n\")\n", "",
-     "a CRLF line break is shown as two breaks in MEMORY.md"),
+    ("store/markdown", "text.one_line(it[\"id\"]).replace(\"`\", \"'\")", "it[\"id\"]",
+     "an item id another program wrote goes raw into MEMORY.md (a line break starts a heading)"),
     ("store/markdown", "        if len(cat):\n", "        if True:\n",
      "an empty catalog still writes the Summary Labels heading"),
 
@@ -731,6 +741,9 @@ MUTANTS = [
     ("hooks", "        if mark is None:\n            self._mark(request)  # no gate ran", "        if mark is None:\n            pass  # no gate ran",
      "without a gate, a deletion between two persists goes unnoticed"),
 
+    ("core", "_value(chat_id or \"\", _SOURCE_MAX)", "chat_id or \"\"",
+     "the chat id goes raw into the system prompt (a line break adds a section)"),
+    ("core", "_value(name, _NAME_MAX)", "name", "a section name goes raw into the system prompt"),
     # -- extract ----------------------------------------------------------------------------
     ("extract", "        for entry in mems[:MAX_ITEMS]:", "        for entry in mems:",
      "extraction stores more than 3 memories per answer"),
