@@ -12,6 +12,8 @@ from ._compat import MICROPYTHON, const
 _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
+_DOC_BREAKS = const(("\r\n", "\r", "\x85", "\u2028", "\u2029"))
+_DEL_C1 = const("\x7f\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f")
 _BREAK = const(" \u23ce ")  # what a line break becomes in a value rendered on one line: " ⏎ "
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
@@ -180,6 +182,26 @@ def one_line(s, max_bytes=None):
                 out.append(c)
         s = "".join(out)
     return s if max_bytes is None else cut_bytes(s, max_bytes)
+
+
+def nested(doc):
+    """A document (a profile, LITE's MEMORY.md) as data inside a prompt section: every line
+    break an LF (CR LF, CR, NEL, U+2028, U+2029 too), other control characters but tab
+    spaces, and each Markdown heading nested two levels deeper (`# Soul` becomes `### Soul`),
+    so that no line of it reads as a heading of the prompt itself (`## Core Request`)."""
+    # Searches and replaces run in C: a document is read into every request (up to 40 KB).
+    for b in _DOC_BREAKS:
+        if b in doc:
+            doc = doc.replace(b, "\n")
+    flat = doc.replace("\n", "").replace("\t", "")
+    if flat and (min(flat) < " " or any(c in flat for c in _DEL_C1)):  # rare: char by char
+        doc = "".join(" " if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" else c for c in doc)
+    lines = doc.split("\n")
+    for i, ln in enumerate(lines):
+        h = ln.lstrip(" ")
+        if h[:1] == "#" and len(ln) - len(h) <= 3 and h.lstrip("#")[:1] in ("", " ", "\t"):
+            lines[i] = ln[: len(ln) - len(h)] + "##" + h
+    return "\n".join(lines)
 
 
 def cut(s, n):

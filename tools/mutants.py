@@ -69,6 +69,12 @@ MUTANTS = [
      "DEL and C1 control characters stay in a value rendered on one line"),
     ("text", "    return s if max_bytes is None else cut_bytes(s, max_bytes)", "    return s",
      "a value rendered on one line is not bounded"),
+    ("text", "            lines[i] = ln[: len(ln) - len(h)] + \"##\" + h", "            pass",
+     "a document's headings stay at the prompt's own level (a profile adds a section)"),
+    ("text", "    if flat and (min(flat) < \" \" or any(", "    if flat and (False or any(",
+     "C0 control characters of a document reach the prompt"),
+    ("text", "_DOC_BREAKS = const((\"\\r\\n\", \"\\r\", ", "_DOC_BREAKS = const((\"\\r\\n\", ",
+     "a lone CR in a document is no line break (a heading after it is not nested)"),
 
     # -- item -------------------------------------------------------------------------------
     ("item", '    src = item["keywords"] or item["tags"]', '    src = item["keywords"]',
