@@ -13,7 +13,6 @@ _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
 _DOC_BREAKS = const(("\r\n", "\r", "\x85", "\u2028", "\u2029"))
-_DEL_C1 = const("\x7f\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f")
 _BREAK = const(" \u23ce ")  # what a line break becomes in a value rendered on one line: " ⏎ "
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
@@ -189,19 +188,33 @@ def nested(doc):
     break an LF (CR LF, CR, NEL, U+2028, U+2029 too), other control characters but tab
     spaces, and each Markdown heading nested two levels deeper (`# Soul` becomes `### Soul`),
     so that no line of it reads as a heading of the prompt itself (`## Core Request`)."""
-    # Searches and replaces run in C: a document is read into every request (up to 40 KB).
+    # Documents go into every request (up to 40 KB): the work is on bytes (a str index walks
+    # a non-ASCII string), in C where it can be; only a document with a control character is
+    # rewritten character by character.
     for b in _DOC_BREAKS:
         if b in doc:
             doc = doc.replace(b, "\n")
-    flat = doc.replace("\n", "").replace("\t", "")
-    if flat and (min(flat) < " " or any(c in flat for c in _DEL_C1)):  # rare: char by char
-        doc = "".join(" " if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" else c for c in doc)
-    lines = doc.split("\n")
-    for i, ln in enumerate(lines):
-        h = ln.lstrip(" ")
-        if h[:1] == "#" and len(ln) - len(h) <= 3 and h.lstrip("#")[:1] in ("", " ", "\t"):
-            lines[i] = ln[: len(ln) - len(h)] + "##" + h
-    return "\n".join(lines)
+    raw = doc.encode()
+    flat = raw.replace(b"\n", b"").replace(b"\t", b"")
+    if b"\xc2" in raw or b"\x7f" in raw or (flat and min(flat) < 32):  # C1 is \xc2\x80-\x9f
+        raw = "".join(" " if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" else c
+                      for c in doc).encode()
+    out = []
+    at = 0
+    i = raw.find(b"#")
+    while i >= 0:
+        start = raw.rfind(b"\n", 0, i) + 1
+        j = i
+        while raw[j : j + 1] == b"#":
+            j += 1
+        indent = i - start  # a heading: up to 3 spaces, hashes, then a space or the end
+        if indent <= 3 and raw[start:i] == b"   "[:indent] and raw[j : j + 1] in (b"", b" ", b"\t", b"\n"):
+            out.append(raw[at:i])
+            out.append(b"##")
+            at = i
+        i = raw.find(b"#", j)
+    out.append(raw[at:])
+    return b"".join(out).decode()
 
 
 def cut(s, n):
