@@ -65,6 +65,9 @@ async def test_channel_and_chat_id():
     for channel, chat in ((HOSTILE, "c1"), ("web", HOSTILE), (HOSTILE, HOSTILE)):
         system, _ = await _system(mem, Request("hi", "chat:web:c1:default_01", channel, chat))
         _check("system prompt (%r)" % channel[:4], system, HEADS, len("source_channel: ") + 128)
+    # one break shown once, whatever its kind (CR LF is one)
+    system, _ = await _system(mem, Request("hi", "chat:web:c1:default_01", "web", "a\r\nb\rc\u2028d"))
+    ok(system.endswith("source_chat_id: a \u23ce b \u23ce c \u23ce d"), "breaks as data: %r" % system[-40:])
     # a non-text chat id (a number) is rendered too
     system, _ = await _system(mem, Request("hi", "chat:web:7:default_01", "web", 7))
     ok(system.endswith("source_channel: web\nsource_chat_id: 7"), "a number as it is")
