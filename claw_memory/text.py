@@ -12,6 +12,8 @@ from ._compat import MICROPYTHON, const
 _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
+_DOC_BREAKS = const(("\r\n", "\r", "\x85", "\u2028", "\u2029"))
+_BREAK = const(" \u23ce ")  # what a line break becomes in a value rendered on one line: " ⏎ "
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
 _KEY_PUNCT = const("。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．")
@@ -242,6 +244,60 @@ def cut_bytes(s, max_bytes):
     while i > 0 and b[i] & 0xC0 == 0x80:
         i -= 1
     return b[:i].decode()
+
+
+def one_line(s, max_bytes=None):
+    """`s` rendered as data on one line: line breaks (CR, LF, NEL, U+2028, U+2029) shown as
+    " ⏎ ", other control characters (C0, DEL, C1) as spaces; then cut to `max_bytes`
+    UTF-8 bytes, on a character boundary. A value from outside (a file, a bundle, a chat id)
+    that goes into a prompt or MEMORY.md can then start no line of its own (no heading, no
+    fake entry)."""
+    if any(c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" for c in s):
+        s = s.replace("\r\n", "\n")
+        out = []
+        for c in s:
+            if c in "\n\r\x85\u2028\u2029":
+                out.append(_BREAK)
+            elif c < " " or "\x7f" <= c <= "\x9f":
+                out.append(" ")
+            else:
+                out.append(c)
+        s = "".join(out)
+    return s if max_bytes is None else cut_bytes(s, max_bytes)
+
+
+def nested(doc):
+    """A document (a profile, LITE's MEMORY.md) as data inside a prompt section: every line
+    break an LF (CR LF, CR, NEL, U+2028, U+2029 too), other control characters but tab
+    spaces, and each Markdown heading nested two levels deeper (`# Soul` becomes `### Soul`),
+    so that no line of it reads as a heading of the prompt itself (`## Core Request`)."""
+    # Documents go into every request (up to 40 KB): the work is on bytes (a str index walks
+    # a non-ASCII string), in C where it can be; only a document with a control character is
+    # rewritten character by character.
+    for b in _DOC_BREAKS:
+        if b in doc:
+            doc = doc.replace(b, "\n")
+    raw = doc.encode()
+    flat = raw.replace(b"\n", b"").replace(b"\t", b"")
+    if b"\xc2" in raw or b"\x7f" in raw or (flat and min(flat) < 32):  # C1 is \xc2\x80-\x9f
+        raw = "".join(" " if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" else c
+                      for c in doc).encode()
+    out = []
+    at = 0
+    i = raw.find(b"#")
+    while i >= 0:
+        start = raw.rfind(b"\n", 0, i) + 1
+        j = i
+        while raw[j : j + 1] == b"#":
+            j += 1
+        indent = i - start  # a heading: up to 3 spaces, hashes, then a space or the end
+        if indent <= 3 and raw[start:i] == b"   "[:indent] and raw[j : j + 1] in (b"", b" ", b"\t", b"\n"):
+            out.append(raw[at:i])
+            out.append(b"##")
+            at = i
+        i = raw.find(b"#", j)
+    out.append(raw[at:])
+    return b"".join(out).decode()
 
 
 def cut(s, n):

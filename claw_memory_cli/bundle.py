@@ -30,6 +30,7 @@ from claw_memory import fsutil
 from claw_memory import item as itm
 from claw_memory import profile as profile_mod
 from claw_memory import session as session_mod
+from claw_memory import text
 from claw_memory.messages import classify
 from claw_memory.profile import NAMES
 
@@ -153,6 +154,38 @@ def _bad(n, why):
     raise CliError("not a valid bundle: line %d: %s" % (n, why))
 
 
+# The fields of each line type; any other field is refused (a bundle is checked whole, as the
+# tools check their arguments, before anything is written).
+_KEYS = {
+    "header": ("format", "version", "library", "exported_at"),
+    "profile": ("name", "content"),
+    "memory_md": ("content",),
+    "item": itm.FIELDS,
+    "chat_map": ("chat_key", "current_alias", "sessions"),
+    "session": ("file", "blocked", "records"),
+    "record": ("file", "kind", "backend", "message"),
+    "end": ("lines",),
+}
+_KEY_MAX = 512  # bytes of a chat key: a session id (it and its alias) is at most 512
+
+
+def _fields(n, obj):
+    kind = obj["type"]
+    allowed = _KEYS.get(kind)
+    if allowed is None:
+        _bad(n, "unknown line type %s" % text.one_line(kind, 40))
+    for k in obj:
+        if k != "type" and k not in allowed:
+            _bad(n, "%s: unknown field %s" % (kind, text.one_line(k, 40)))
+
+
+def _chat_key(key):
+    # One line, bounded, in the shape chats.chat_key makes: it names the chat's map file and
+    # becomes the session ids, whose channel and chat id reach the system prompt.
+    return (isinstance(key, str) and 0 < len(key.encode()) <= _KEY_MAX
+            and key.startswith(("chat:", "agent:")) and text.one_line(key) == key)
+
+
 def read(path):
     """Parse and validate a whole bundle; returns the parsed parts. Raises CliError."""
     try:
@@ -170,6 +203,7 @@ def read(path):
                 _bad(n, "not JSON")
             if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
                 _bad(n, "not an object with a type")
+            _fields(n, obj)
             objs.append(obj)
     if not objs or objs[0].get("type") != "header" or objs[0].get("format") != FORMAT:
         raise CliError("not a claw-memory bundle: the first line is not its header")
@@ -195,13 +229,14 @@ def read(path):
                 _bad(n, "memory_md needs a content")
             parts["memory_md"] = obj["content"]
         elif kind == "item":
-            it = itm.from_obj(obj)
-            if it is None or not it["content"].strip():
-                _bad(n, "item needs an id and a content")
+            try:
+                itm.check(obj, ("type",))
+            except ValueError as e:
+                _bad(n, "item: %s" % e)
             parts["items"].append(obj)
         elif kind == "chat_map":
             aliases = obj.get("sessions")
-            if (not isinstance(obj.get("chat_key"), str) or not isinstance(aliases, list) or not aliases
+            if (not _chat_key(obj.get("chat_key")) or not isinstance(aliases, list) or not aliases
                     or not all(chats_mod.valid_alias(a) for a in aliases)
                     or obj.get("current_alias") not in aliases or len(aliases) > chats_mod.MAX_SESSIONS):
                 _bad(n, "chat_map is not valid")
@@ -212,6 +247,8 @@ def read(path):
                 _bad(n, "session needs a session file name")
             if fname in parts["sessions"]:
                 _bad(n, "session %s appears twice" % fname)
+            if type(obj.get("blocked", False)) is not bool:
+                _bad(n, "session: field blocked: true or false")
             parts["sessions"][fname] = {"blocked": obj.get("blocked") is True, "records": [],
                                         "count": obj.get("records")}
         elif kind == "record":
@@ -231,7 +268,7 @@ def read(path):
                 _bad(n, "record message is not a chat record")
             s["records"].append((k, b, msg))
         else:
-            _bad(n, "unknown line type %r" % kind)
+            _bad(n, "%s line inside the bundle" % kind)
     for fname, s in parts["sessions"].items():
         if s["count"] != len(s["records"]):
             raise CliError("not a valid bundle: session %s announces %r records and has %d"

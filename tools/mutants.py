@@ -70,6 +70,20 @@ MUTANTS = [
      "equivalent: t[:max_chars] of a text of exactly max_chars characters is the text itself"),
     ("text", "    return s if len(s) <= n else s[: n - 3] + \"...\"", "    return s if len(s) <= n else s[:n] + \"...\"",
      "a cut text is longer than its bound (the marker added after n characters)"),
+    ("text", "            if c in \"\\n\\r\\x85\\u2028\\u2029\":", "            if c in \"\\n\\r\":",
+     "Unicode line separators stay raw in a value rendered on one line (it can start a line of its own)"),
+    ("text", "        s = s.replace(\"\\r\\n\", \"\\n\")\n", "",
+     "a CRLF line break is shown as two breaks in a value rendered on one line"),
+    ("text", "            elif c < \" \" or \"\\x7f\" <= c <= \"\\x9f\":", "            elif c < \" \":",
+     "DEL and C1 control characters stay in a value rendered on one line"),
+    ("text", "    return s if max_bytes is None else cut_bytes(s, max_bytes)", "    return s",
+     "a value rendered on one line is not bounded"),
+    ("text", "            out.append(b\"##\")\n", "",
+     "a document's headings stay at the prompt's own level (a profile adds a section)"),
+    ("text", " or (flat and min(flat) < 32):", ":",
+     "C0 control characters of a document reach the prompt"),
+    ("text", "_DOC_BREAKS = const((\"\\r\\n\", \"\\r\", ", "_DOC_BREAKS = const((\"\\r\\n\", ",
+     "a lone CR in a document is no line break (a heading after it is not nested)"),
 
     # -- item -------------------------------------------------------------------------------
     ("item", '    src = item["keywords"] or item["tags"]', '    src = item["keywords"]',
@@ -96,6 +110,10 @@ MUTANTS = [
     ("item", "    kws = [t for t in text.split_tokens(text.clean(_as_list(keywords))) if _grounded(t, content, tags)]",
      "    kws = [t for t in text.split_tokens(text.clean(_as_list(keywords)))]",
      "keywords that occur nowhere in the content or tags are kept"),
+    ("item", "    try:\n        check_id(obj.get(\"id\"))\n", "    try:\n        str(obj.get(\"id\"))\n",
+     "an imported item's id is not checked (a line break in it reaches MEMORY.md)"),
+    ("item", "        if type(v) is not int or not 0 <= v <= hi:", "        if not isinstance(v, int) or not 0 <= v <= hi:",
+     "an imported item's count or time may be true or false"),
 
     # -- session/format ---------------------------------------------------------------------
     ("session/format", "    return (idx_size - HDR) // ENT", "    return idx_size // ENT",
@@ -574,10 +592,8 @@ MUTANTS = [
      "recall time: only the first recall since compaction counts for updated_at"),
 
     # -- store/markdown ---------------------------------------------------------------------
-    ("store/markdown", "        if c in \"\\n\\r\\x85\\u2028\\u2029\":", "        if c in \"\\n\\r\":",
-     "Unicode line separators stay raw in MEMORY.md (a memory can start a line of its own)"),
-    ("store/markdown", "    s = s.replace(\"\\r\\n\", \"\\n\")\n", "",
-     "a CRLF line break is shown as two breaks in MEMORY.md"),
+    ("store/markdown", "text.one_line(it[\"id\"]).replace(\"`\", \"'\")", "it[\"id\"]",
+     "an item id another program wrote goes raw into MEMORY.md (a line break starts a heading)"),
     ("store/markdown", "        if len(cat):\n", "        if True:\n",
      "an empty catalog still writes the Summary Labels heading"),
 
@@ -773,11 +789,21 @@ MUTANTS = [
     ("hooks", "        if mark is None:\n            self._mark(request)  # no gate ran", "        if mark is None:\n            pass  # no gate ran",
      "without a gate, a deletion between two persists goes unnoticed"),
 
+    ("core", "_value(chat_id or \"\", _SOURCE_MAX)", "chat_id or \"\"",
+     "the chat id goes raw into the system prompt (a line break adds a section)"),
+    ("core", "_value(name, _NAME_MAX)", "name", "a section name goes raw into the system prompt"),
     # -- extract ----------------------------------------------------------------------------
     ("extract", "        for entry in mems[:MAX_ITEMS]:", "        for entry in mems:",
      "extraction stores more than 3 memories per answer"),
-    ("extract", "            if not changed:\n                continue\n", "",
+    ("extract", "                if not changed:\n                    continue\n", "",
      "an extracted duplicate is reported (and replaces) as if new"),
+    ("extract", "        with self.store.batch() as b:\n            for entry in mems[:MAX_ITEMS]:",
+     "        for entry in mems[:MAX_ITEMS]:\n          with self.store.batch() as b:",
+     "each fact of an extraction result is its own append (a power cut half-applies it)"),
+    ("extract", "lambda x: x[\"id\"] not in stored and itm.conflicts(x, it)", "lambda x: itm.conflicts(x, it)",
+     "a REPLACE fact forgets another fact of the same result"),
+    ("extract", "        self.stats[\"stored\"] += len(stored)\n", "",
+     "stored extraction facts are not counted"),
     ("extract", "            if job.seq <= seq and (fk == k", "            if job.seq < seq and (fk == k",
      "a fact forgotten during its own request's extraction is stored again"),
     ("extract", "        if len(self._queue) >= self.depth:", "        if len(self._queue) > self.depth:",

@@ -51,7 +51,8 @@ _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_
            _MP + "test_session_records.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
-          _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
+          _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py",
+          _MP + "test_prompt_values.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
@@ -66,10 +67,11 @@ TESTS = {
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
                _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
     "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py", _MP + "test_session_records.py",
-             "tests_host/test_text_cpython.py",
+             "tests_host/test_text_cpython.py", _MP + "test_prompt_values.py",
              _MP + "test_store_items.py", _MP + "test_store_labels.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
-             _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py"],
+             _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
+             "tests_host/test_bundle_fields.py"],
     "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
@@ -83,7 +85,7 @@ TESTS = {
     # run mutants mapped to it without one rather than let them meet a skipped module
     "llm/": _LLM,
     "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
-    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
+    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py", _MP + "test_prompt_values.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 
