@@ -566,6 +566,8 @@ MUTANTS = [
      "a query after a store uses the pool order from before it (the new item is never found)"),
     ("store/rank", "                if s >= 0:\n", "                if True:\n",
      "dead postings (of forgotten or replaced text) still score"),
+    ("store/rank", "            ranked = [r for r in ranked if -r[0] >= cut]", "            pass",
+     "results that only share a common word with the query are returned"),
     ("store/rank", "            if any(_near(mine, other) for other in kept):", "            if False:",
      "near-duplicates are returned twice"),
     ("store/rank", "    return 1.0 + RECENT * math.pow(0.5, max(now - updated_at, 0) / _HALF_LIFE)",

@@ -33,6 +33,7 @@ _POOL_MAX = const(65535)  # postings (starts are 16-bit); past it an item gets n
 _HALF_LIFE = const(2592000)  # 30 days: recency's boost halves
 _CLOCK_SET = const(1600000000)  # a board whose clock reads earlier has not set it
 RECENT = 0.1  # the boost of an item updated just now (x1.1), half of it at 30 days
+RELATIVE = 0.25  # results under this share of the best score are noise (a word like "user")
 DUP = 0.85  # share of the larger term set two results have in common to be near-duplicates
 
 
@@ -229,9 +230,9 @@ class Terms:
         return out
 
     def best(self, tab, qh, limit, now, floor=0.0, allowed=None):
-        """[(score, slot)] best first, at most `limit`, scores above `floor` (recency's factor
-        in), near-duplicates of a better result left out; ties: access count, then the newer
-        line."""
+        """[(score, slot)] best first, at most `limit`, scores above `floor` and at least
+        RELATIVE of the best (recency's factor in), near-duplicates of a better result left
+        out; ties: access count, then the newer line."""
         sc = self.scores(qh, allowed)
         ranked = []
         for s, v in sc.items():
@@ -239,6 +240,9 @@ class Terms:
             if v > floor:
                 ranked.append((-v, -tab.acc[s], -tab.off[s], s))
         ranked.sort()
+        if ranked:
+            cut = RELATIVE * -ranked[0][0]
+            ranked = [r for r in ranked if -r[0] >= cut]
         out = []
         kept = []
         for v, _, _, s in ranked:

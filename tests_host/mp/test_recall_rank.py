@@ -131,9 +131,9 @@ def test_near_duplicates_are_returned_once():
     mem.store.store("User really likes drinking green tea every day", "tea")
     mem.store.store("User likes drinking green tea every day a lot", "tea")
     mem.store.store("User likes green apples", "food")
-    got = [c for c, _ in _hits(mem, "green tea")]
+    got = [c for c, _ in _hits(mem, "green")]
     eq(len(got), 2, "one of the two near-duplicates, and the apples: %r" % (got,))
-    eq(got[-1], "User likes green apples")
+    ok("User likes green apples" in got, "the apples")
     mem.close()
 
 
