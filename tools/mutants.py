@@ -688,10 +688,12 @@ MUTANTS = [
      "memory_update swaps tags and keywords"),
     ("memory_tools", "        if self.extraction is not None:\n            self.extraction.forgotten(it)\n", "",
      "memory_forget does not tell extraction"),
-    ("memory_tools", "            items = self.store.recall(wanted, limit if limit > 0 else 8)",
-     "            items = self.store.recall(wanted, limit if limit >= 0 else 8)",
+    ("memory_tools", "            items = self.store.recall(wanted, limit if limit > 0 else 8, query)",
+     "            items = self.store.recall(wanted, limit if limit >= 0 else 8, query)",
      "memory_recall passes a zero limit on",
      "equivalent: Store.recall replaces a limit <= 0 by RECALL_LIMIT (8)"),
+    ("memory_tools", "        if query is not None and not isinstance(query, str):", "        if False:",
+     "a query that is not text reaches the store"),
 
     # -- wire -------------------------------------------------------------------------------
     ("wire", "_ORDER = (\"type\", \"role\", \"tool_call_id\", \"tool_use_id\", \"call_id\", \"content\",",
