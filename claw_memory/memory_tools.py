@@ -5,13 +5,11 @@
 # Names, schemas and result envelopes are ESP-Claw's (§11 in docs/DESIGN.md); descriptions are ours.
 
 from . import item as itm
-from . import text
 from ._compat import const, dumps
 from .core import MissingContent, Tool
 from .chat_tools import args, err, failed, required
 
 _LIST_MAX = const(16384)  # bytes of items in a memory_list result
-_QUERY_MAX = const(512)  # bytes of a recall query kept (a query is a question, not a document)
 
 _STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
                       '"tags":{"type":"string"},"keywords":{"type":"string"}},"required":["content"]}')
@@ -121,7 +119,6 @@ class MemoryTools:
         query = a.get("query")
         if query is not None and not isinstance(query, str):
             return failed("memory_recall", ValueError("query must be text"), self._log)
-        query = text.cut_bytes(text.clean(query), _QUERY_MAX) if query else None
         limit = _count(a.get("limit"))
         try:
             for lab in wanted:

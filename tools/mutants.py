@@ -695,6 +695,17 @@ MUTANTS = [
     ("memory_tools", "        if query is not None and not isinstance(query, str):", "        if False:",
      "a query that is not text reaches the store"),
 
+    # -- providers (automatic recall) -------------------------------------------------------
+    ("providers", "        if auto_recall <= 0:\n            return out", "        if False:\n            return out",
+     "auto_recall=0 still adds the recalled memories (not ESP-Claw's prompt)"),
+    ("providers", "        if used > _AUTO_TOKENS:\n            break", "        if False:\n            break",
+     "the recalled section has no token budget"),
+    ("providers", "            found[1] = [(i, line) for i, line in found[1] if store.get(i) is not None]",
+     "            pass",
+     "a memory forgotten during the request is still shown at its later steps"),
+    ("providers", "dumps(it[\"content\"]))", "it[\"content\"])",
+     "content is rendered raw (a newline starts a section of its own)"),
+
     # -- wire -------------------------------------------------------------------------------
     ("wire", "_ORDER = (\"type\", \"role\", \"tool_call_id\", \"tool_use_id\", \"call_id\", \"content\",",
      "_ORDER = (\"type\", \"role\", \"content\", \"tool_call_id\", \"tool_use_id\", \"call_id\",",

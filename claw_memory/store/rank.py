@@ -20,6 +20,7 @@ import math
 from array import array
 
 from .. import item as itm
+from .. import text
 from .._compat import const
 from ..terms import term_hash, terms
 
@@ -29,6 +30,7 @@ TERMS_MAX = const(24)  # postings kept per item: the heaviest, then the first (w
 # 128 items x 24 x 3 bytes = 9 KiB; the facts an extraction stores have 8 to 16)
 _TF_MAX = const(15)
 _HASH = const(0xFFFFF)
+QUERY_MAX = const(512)  # bytes of a query read (a question, not a document: bounded work)
 _POOL_MAX = const(65535)  # postings (starts are 16-bit); past it an item gets none
 _HALF_LIFE = const(2592000)  # 30 days: recency's boost halves
 _CLOCK_SET = const(1600000000)  # a board whose clock reads earlier has not set it
@@ -63,9 +65,9 @@ def item_terms(it):
 
 
 def query_hashes(query):
-    """The distinct 20-bit term hashes of a query (text)."""
+    """The distinct 20-bit term hashes of a query (text; its first QUERY_MAX bytes)."""
     out = []
-    for t in terms(query or ""):
+    for t in terms(text.to_bytes(query or "")[:QUERY_MAX]):
         h = term_hash(t) & _HASH
         if h not in out:
             out.append(h)
@@ -229,12 +231,18 @@ class Terms:
                 out[s] = out.get(s, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
         return out
 
+    def unit(self):
+        """The score of one word found once in one item of average length: what a floor is
+        measured in (a word in many items scores less, several words more)."""
+        return math.log(1 + (self.docs - 0.5) / 1.5) if self.docs else 0.0
+
     def best(self, tab, qh, limit, now, floor=0.0, allowed=None):
-        """[(score, slot)] best first, at most `limit`, scores above `floor` and at least
-        RELATIVE of the best (recency's factor in), near-duplicates of a better result left
-        out; ties: access count, then the newer line."""
+        """[(score, slot)] best first, at most `limit`, scores above `floor` units and at
+        least RELATIVE of the best (recency's factor in), near-duplicates of a better result
+        left out; ties: access count, then the newer line."""
         sc = self.scores(qh, allowed)
         ranked = []
+        floor *= self.unit()
         for s, v in sc.items():
             v = round(v * recency(now, tab.upd[s]), 4)
             if v > floor:

@@ -107,9 +107,9 @@ class Store:
         return found
 
     def matches(self, query, limit=RECALL_LIMIT, floor=0.0):
-        """The items most relevant to `query` (text) with a score above `floor`, best first,
-        each with its `score`; read only, nothing is written (the Long-term Memory provider's
-        automatic recall)."""
+        """The items most relevant to `query` (text) with a score above `floor` times that of
+        one word found in one item (rank.Terms.unit), best first, each with its `score`; read
+        only, nothing is written (the Long-term Memory provider's automatic recall)."""
         self._st.open()
         return self._ranked(query, limit, floor, None) if isinstance(query, str) else []
 

@@ -220,8 +220,10 @@ def test_matches_has_a_floor_and_writes_nothing():
     _corpus(mem)
     digest = mem.store.digest_path
     before = _size(digest)
-    eq([it["content"] for it in mem.store.matches("walking dogs", 5, 1.0)], ["User's dog Max likes walks"])
-    eq(mem.store.matches("green tea", 5, 1.0), [], "below the floor")
+    # the unit: one word in one of 3 items, ln(1 + 2.5 / 1.5) = 0.9808; 1.5 units: 1.4712
+    eq([it["content"] for it in mem.store.matches("walking dogs", 5, 1.5)], ["User's dog Max likes walks"])
+    eq(mem.store.matches("green tea", 5, 1.5), [], "below the floor (0.9984)")
+    eq(len(mem.store.matches("green tea", 5, 1.0)), 1, "1 unit: the jasmine only (0.9984 > 0.9808 > 0.94)")
     eq(mem.store.matches(None, 5), [], "no text")
     eq(_size(digest), before, "no recall lines")
     mem.close()
