@@ -19,7 +19,7 @@ import tempfile
 import claw_memory
 from claw_memory import messages
 
-from . import board, bundle, check, deploy, hosttools
+from . import board, bundle, check, deploy, hosttools, recall
 from .ui import (EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, CliError, confirm, emit_json, say,
                  status, table)
 
@@ -196,7 +196,8 @@ def cmd_context(args):
 
     def run(mem, where):
         try:
-            ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem)
+            ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem,
+                               message=args.message)
         except ValueError as e:
             raise CliError(str(e))
         if args.request:
@@ -218,6 +219,8 @@ def cmd_context(args):
         print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in ctx["tools"]))
         table(ctx["layers"] + [{"layer": "total", "tokens": ctx["total"]}], ("layer", "tokens", "messages"),
               "estimated tokens per layer")
+        if args.message:
+            print("\nmemories this message brings in: %s" % (", ".join(ctx["recalled"]) or "none"))
         return EXIT_OK
 
     return _with_copy(args, run)
@@ -539,7 +542,11 @@ def build_parser():
                    help="your agent's own system prompt (@FILE reads it from a file)")
     d.add_argument("--request", action="store_true",
                    help="print the exact JSON body of the request instead")
+    d.add_argument("--message", metavar="TEXT", default="",
+                   help="the user's message: shows the memories automatic recall adds for it")
     d.set_defaults(func=cmd_context)
+
+    recall.register(sub, _root_args, _with_copy)
 
     d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
     _root_args(d)
