@@ -236,3 +236,15 @@ def _size(path):
         return os.stat(path)[6]
     except OSError:
         return -1
+
+
+def test_a_word_every_item_has_does_not_bring_them_all():
+    # "user" is in all four (idf ln(1 + 0.5 / 4.5) = 0.105): under a quarter of the best
+    mem, _ = _mem()
+    mem.store.store("User lives in Osaka near the castle", "city")
+    mem.store.store("User likes sushi", "food")
+    mem.store.store("User drinks green tea", "drink")
+    mem.store.store("User owns a bike", "sport")
+    eq([c for c, _ in _hits(mem, "where does the user live?")], ["User lives in Osaka near the castle"])
+    eq(len(_hits(mem, "user")), 4, "alone it is the best there is")
+    mem.close()
