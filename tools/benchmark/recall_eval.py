@@ -154,7 +154,7 @@ class Oracle:
 
 
 def agent_cost(n=60):
-    """{auto_recall value: {"questions", "requests", "tokens", "system"}} over `n` questions of
+    """{"0" and "5" (auto_recall): {"questions", "requests", "tokens", "system"}} over `n` questions of
     the set that need memory (half English, half Chinese), ESP-Claw's flow (0) and the default."""
     import claw_memory
     from claw_memory.agent import Agent
@@ -188,7 +188,7 @@ def agent_cost(n=60):
                     sys_first.append(llm.system_tokens[before])
                     asked += 1
                 mem.close()
-            out[auto] = {"questions": asked, "requests": llm.requests / asked, "tokens": llm.tokens / asked,
+            out[str(auto)] = {"questions": asked, "requests": llm.requests / asked, "tokens": llm.tokens / asked,
                          "system": sum(sys_first) / len(sys_first)}
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

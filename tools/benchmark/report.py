@@ -3,6 +3,7 @@
 import os
 
 from .figures import FS, verdict
+from .recall_report import recall_tables
 from .runner import ROOT
 from .tables import heap_tables, session_tables, size_table, store_tables
 from .targets import target_rows
@@ -26,7 +27,10 @@ def report(res):
     store_tables(res, out)
     heap_tables(res, out)
     size_table(res, out)
-    return "\n".join(lines), all(ok for _, _, ok in targets)
+    ok = all(ok for _, _, ok in targets)
+    if "recall" in res:
+        ok = recall_tables(res, out) and ok
+    return "\n".join(lines), ok
 
 
 HEADER = """\
