@@ -48,7 +48,7 @@ def recalled_lines(store, message, limit):
     AUTO_FLOOR, within _AUTO_TOKENS with RECALLED_PREAMBLE; each field a JSON value, so
     that no content can start a line or a section of its own."""
     out = []
-    if not isinstance(message, str) or not message or limit <= 0:
+    if not isinstance(message, str) or not message:
         return out
     used = text.estimate_tokens(RECALLED_PREAMBLE)
     for it in store.matches(message, limit, AUTO_FLOOR):

@@ -696,8 +696,9 @@ MUTANTS = [
      "a query that is not text reaches the store"),
 
     # -- providers (automatic recall) -------------------------------------------------------
-    ("providers", "        if auto_recall <= 0:\n            return out", "        if False:\n            return out",
-     "auto_recall=0 still adds the recalled memories (not ESP-Claw's prompt)"),
+    ("providers", "        if auto_recall <= 0:\n            return out", "        if auto_recall < 0:\n            return out",
+     "auto_recall=0 still runs a query for every request",
+     "equivalent: a query with limit 0 finds nothing (Terms.best), so the prompt is the same; only its cost differs"),
     ("providers", "        if used > _AUTO_TOKENS:\n            break", "        if False:\n            break",
      "the recalled section has no token budget"),
     ("providers", "            found[1] = [(i, line) for i, line in found[1] if store.get(i) is not None]",

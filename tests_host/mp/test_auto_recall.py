@@ -113,14 +113,15 @@ def test_hostile_content_stays_data():
 def test_at_most_five_within_the_token_budget():
     mem = _mem()
     words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
-    for w in words:
-        mem.store.store("User keeps %s seeds in the shed, %s" % (w, " ".join(w + str(k) for k in range(20))), "seeds")
+    for w in words:  # contents near their 255-byte bound: 5 lines would pass 400 tokens
+        mem.store.store(("User keeps %s seeds in the shed, %s" % (w, " ".join(w + str(k) for k in range(40))))[:250],
+                        "seeds")
     for n in range(8):
         mem.store.store("User fact number %d" % n, "other")
     got = _section(mem, "where are the %s seeds?" % " and ".join(words))
     rec = got[got.index(RECALLED_PREAMBLE):]
     n = rec.count('\n- id="')
-    ok(1 <= n <= 5, "at most 5 (%d)" % n)
+    ok(1 <= n < 5, "the budget stops it before 5 (%d)" % n)
     from claw_memory.text import estimate_tokens
 
     ok(estimate_tokens(rec) <= 400, "within 400 tokens (%d)" % estimate_tokens(rec))
