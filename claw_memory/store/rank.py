@@ -7,7 +7,7 @@
 # byte 2: its high 4 bits << 4 | the count, at most 15); per slot where its postings
 # start, how many, and its length in terms. A query finds each of its terms in the pool with
 # bytearray.find (C speed; a hit off a 3-byte boundary is skipped), maps a hit to its slot by
-# a binary search over the slots' starts, and scores BM25; only the items it returns are read
+# walking the slots in pool order alongside (hits come in that order), and scores BM25; only the items it returns are read
 # from flash. Each field counts a term once per occurrence, which weighs the fields as
 # ESP-Claw's normalisation fills them: keywords occur in the content or tags and are topped up
 # from the tags, labels are the tags; so a content word counts 1, a keyword found in the
@@ -172,21 +172,6 @@ class Terms:
                                  key=lambda s: start[s])
         return self._order
 
-    def _owner(self, k, order):
-        # The slot whose postings hold posting k, or -1 (a dead posting).
-        start = self.start
-        lo, hi = 0, len(order)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if start[order[mid]] <= k:
-                lo = mid + 1
-            else:
-                hi = mid
-        if not lo:
-            return -1
-        s = order[lo - 1]
-        return s if k < start[s] + self.cnt[s] else -1
-
     def hashes(self, slot):
         """The 20-bit term hashes of a slot."""
         p = self.pool
@@ -201,12 +186,15 @@ class Terms:
             return out
         avg = self.total / self.docs
         order = self.order()
+        start, cnt = self.start, self.cnt
+        last = len(order) - 1
         pool, end = self.pool, 3 * self.used
         for q in qh:
             pat = bytes((q & 0xFF, (q >> 8) & 0xFF))
             hi = q >> 16
             hits = []
             pos = 0
+            j = 0  # hits come in pool order: the owning slot's place in `order` only grows
             while True:
                 p = pool.find(pat, pos, end)
                 if p < 0:
@@ -217,8 +205,11 @@ class Terms:
                 pos = p + 3
                 if pool[p + 2] >> 4 != hi:
                     continue
-                s = self._owner(p // 3, order)
-                if s >= 0:
+                k = p // 3
+                while j < last and start[order[j + 1]] <= k:
+                    j += 1
+                s = order[j] if order else -1
+                if s >= 0 and start[s] <= k < start[s] + cnt[s]:  # else a dead posting
                     hits.append((s, pool[p + 2] & 0xF))
             if not hits:
                 continue

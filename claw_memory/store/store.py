@@ -11,6 +11,7 @@
 from .. import fsutil
 from .. import item as itm
 from .._compat import EAGAIN, const, unix_time
+from . import records
 from .batch import Batch
 from .load import assess
 from .rank import query_hashes
@@ -116,13 +117,17 @@ class Store:
     def _ranked(self, query, limit, floor, allowed):
         st = self._st
         out = []
-        for score, slot in st.terms.best(st.tab, query_hashes(query), limit, st.clock(),
-                                          floor, allowed):
-            it = st.item(slot)
-            if it is not None:
-                it = decorate(st.cat, it)
-                it["score"] = score
-                out.append(it)
+        found = st.terms.best(st.tab, query_hashes(query), limit, st.clock(), floor, allowed)
+        if not found:
+            return out
+        with open(st.records_path, "rb") as f:  # one open for the few items returned
+            for score, slot in found:
+                off = st.tab.off[slot]
+                it = records.item_at(f, off) if off < st.size else st.item(slot)
+                if it is not None:
+                    it = decorate(st.cat, it)
+                    it["score"] = score
+                    out.append(it)
         return out
 
     def list(self):
