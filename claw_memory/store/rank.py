@@ -3,16 +3,18 @@
 #
 # What a query needs of each item (a table slot) is kept in RAM, not its text: the distinct
 # terms (claw_memory.terms) of its content, keywords, tags and labels, each a 20-bit hash with
-# its count over the four fields, as 3-byte postings in one pool (bytes 0-1: the hash's low 16 bits;
-# byte 2: its high 4 bits << 4 | the count, at most 15); per slot where its postings
+# its count over the four fields, as 3-byte postings in one pool (bytes 0-1: the hash's low 16
+# bits; byte 2: its high 4 bits << 4 | the count, at most 15); per slot where its postings
 # start, how many, and its length in terms. A query finds each of its terms in the pool with
 # bytearray.find (C speed; a hit off a 3-byte boundary is skipped), maps a hit to its slot by
-# walking the slots in pool order alongside (hits come in that order), and scores BM25; only the items it returns are read
-# from flash. Each field counts a term once per occurrence, which weighs the fields as
-# ESP-Claw's normalisation fills them: keywords occur in the content or tags and are topped up
-# from the tags, labels are the tags; so a content word counts 1, a keyword found in the
-# content 2, a tag 3 (tag, keyword, label). A change appends the new postings and leaves the old ones as dead bytes, repacked
-# when the pool is full; compaction and open build the pool anew (no rebuild per change).
+# walking the slots in pool order alongside (hits come in that order), and scores BM25; only
+# the items it returns are read from flash.
+# Each field counts a term once per occurrence, which weighs the fields as ESP-Claw's
+# normalisation fills them: keywords occur in the content or tags and are topped up from the
+# tags, labels are the tags; so a content word counts 1, a keyword found in the content 2, a
+# tag 3 (tag, keyword, label).
+# A change appends the new postings and leaves the old ones as dead bytes, repacked when the
+# pool is full; compaction and open build the pool anew (no rebuild per change).
 # 20-bit hashes: a query of 8 terms over 3000 postings meets a false hit about once in 40
 # queries, and then only adds a small score to one item.
 
