@@ -114,8 +114,9 @@ def test_at_most_five_within_the_token_budget():
     mem = _mem()
     words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
     for w in words:  # contents near their 255-byte bound: 5 lines would pass 400 tokens
-        mem.store.store(("User keeps %s seeds in the shed, %s" % (w, " ".join(w + str(k) for k in range(40))))[:250],
-                        "seeds")
+        # (words of its own: items sharing most of their terms would be near-duplicates)
+        own = " ".join(w + chr(97 + k) + "x" for k in range(26))
+        mem.store.store(("User keeps %s seeds in the shed, %s" % (w, own))[:250], "seeds")
     for n in range(8):
         mem.store.store("User fact number %d" % n, "other")
     got = _section(mem, "where are the %s seeds?" % " and ".join(words))
