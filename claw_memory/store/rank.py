@@ -28,8 +28,8 @@ from ..terms import term_hash, terms
 
 K1 = 1.2
 B = 0.75
-TERMS_MAX = const(24)  # postings kept per item: the heaviest, then the first (worst case
-# 128 items x 24 x 3 bytes = 9 KiB; the facts an extraction stores have 8 to 16)
+TERMS_MAX = const(16)  # postings kept per item: the most frequent, then the first (worst case
+# 128 items x 16 x 3 bytes = 6 KiB; the facts an extraction stores have 8 to 16 terms)
 _TF_MAX = const(15)
 _HASH = const(0xFFFFF)
 QUERY_MAX = const(512)  # bytes of a query read (a question, not a document: bounded work)
@@ -63,7 +63,7 @@ def item_terms(it):
         keep.sort()
         hs = [hs[k] for k in keep]
         ws = [ws[k] for k in keep]
-    return hs, ws, min(dl, 0xFFFF)
+    return hs, ws, min(dl, 255)
 
 
 def query_hashes(query):
@@ -87,10 +87,13 @@ class Terms:
     """The term statistics of a table's slots (see the header)."""
 
     def __init__(self, slots=0):
+        """`slots`: how many are expected; their arrays and the pool of 128 items at most are
+        reserved now, whole, before the scan's garbage (see table.py): a pool grown during the
+        scan would leave its old blocks as holes in the heap."""
         self.start = array("H", bytes(2 * slots))
         self.cnt = bytearray(slots)
-        self.dl = array("H", bytes(2 * slots))
-        self.pool = bytearray(0)
+        self.dl = bytearray(slots)  # lengths, at most 255 terms (a full item has about 120)
+        self.pool = bytearray(3 * TERMS_MAX * min(slots, 128))
         self.used = 0  # postings in the pool, dead ones included
         self.live = 0  # postings of live slots
         self.docs = 0  # slots with terms
@@ -99,20 +102,20 @@ class Terms:
 
     def nbytes(self):
         """RAM held by the statistics' arrays."""
-        return len(self.pool) + 5 * len(self.cnt)
+        return len(self.pool) + 4 * len(self.cnt)
 
     def _room(self, slot):
         if slot < len(self.cnt):
             return
         size = max(2 * len(self.cnt), slot + 1, 16)
-        for name, k in (("start", 2), ("dl", 2)):
+        start = array("H", bytes(2 * size))
+        start[: len(self.start)] = self.start
+        self.start = start
+        for name in ("cnt", "dl"):
             old = getattr(self, name)
-            new = array("H", bytes(k * size))
+            new = bytearray(size)
             new[: len(old)] = old
             setattr(self, name, new)
-        cnt = bytearray(size)
-        cnt[: len(self.cnt)] = self.cnt
-        self.cnt = cnt
 
     def put(self, slot, it):
         """The slot's latest line is now `it` (a tombstone: no terms)."""
@@ -151,19 +154,25 @@ class Terms:
         self._order = None
 
     def repack(self, need=0):
-        """Drop the dead postings, with room for `need` more (and a quarter to spare)."""
+        """Drop the dead postings (the live ones moved down in place, a few bytes at a time),
+        then grow the pool when `need` more do not fit (with an eighth to spare): at capacity
+        the pool is rewritten where it is, not allocated again."""
         order = self.order()
-        size = self.live + need
-        pool = bytearray(3 * (size + size // 4 + 8))
+        pool = self.pool
         at = 0
         for s in order:
-            a = 3 * self.start[s]
-            n = 3 * self.cnt[s]
-            pool[at : at + n] = self.pool[a : a + n]
-            self.start[s] = at // 3
+            a = self.start[s]
+            n = self.cnt[s]
+            if a != at:
+                pool[3 * at : 3 * (at + n)] = pool[3 * a : 3 * (a + n)]
+                self.start[s] = at
             at += n
-        self.pool = pool
-        self.used = at // 3
+        self.used = at
+        size = at + need
+        if 3 * size > len(pool):
+            grown = bytearray(3 * (size + size // 8 + 8))
+            grown[: 3 * at] = memoryview(pool)[: 3 * at]
+            self.pool = grown
         self._order = order
 
     def order(self):
