@@ -13,9 +13,9 @@
 # normalisation fills them: keywords occur in the content or tags and are topped up from the
 # tags, labels are the tags; so a content word counts 1, a keyword found in the content 2, a
 # tag 3 (tag, keyword, label).
-# A change appends the new postings and leaves the old ones as dead bytes, repacked when the
-# pool is full; compaction and open build the pool anew (no rebuild per change).
-# 20-bit hashes: a query of 8 terms over 3000 postings meets a false hit about once in 40
+# A change appends the new postings and leaves the old ones as dead bytes, moved out in place
+# when the pool is full; compaction and open build the pool anew (no rebuild per change).
+# 20-bit hashes: a query of 8 terms over 2000 postings meets a false hit about once in 40
 # queries, and then only adds a small score to one item.
 
 import math
