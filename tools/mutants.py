@@ -400,8 +400,8 @@ MUTANTS = [
      "list() trusts an index that ends before the log (records after it not counted)"),
 
     # -- store/load -------------------------------------------------------------------------
-    ("store/load", "            terms.put(tab.put(it, off, tab.slot(it[\"id\"])), it)",
-     "            if tab.slot(it[\"id\"]) < 0:\n                terms.put(tab.put(it, off), it)",
+    ("store/load", "            slot = tab.put(it, off, tab.slot(it[\"id\"]))\n            if terms is not None:\n                terms.put(slot, it)\n",
+     "            if tab.slot(it[\"id\"]) < 0:\n                slot = tab.put(it, off)\n                if terms is not None:\n                    terms.put(slot, it)\n",
      "the first line of an id wins instead of the last"),
     ("store/load", "    elif idx.records_size is not None and idx.records_size != a.size:",
      "    elif False:",

@@ -15,7 +15,7 @@
 # tag 3 (tag, keyword, label).
 # A change appends the new postings and leaves the old ones as dead bytes, moved out in place
 # when the pool is full; compaction and open build the pool anew (no rebuild per change).
-# 20-bit hashes: a query of 8 terms over 2000 postings meets a false hit about once in 40
+# 20-bit hashes: a query of 8 terms over 2000 postings meets a false hit about once in 60
 # queries, and then only adds a small score to one item.
 
 import math

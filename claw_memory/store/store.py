@@ -248,7 +248,7 @@ class Store:
             report["leftovers"].append(st.journal_path)
         if fsutil.size(st.records_path) < 0:
             return report
-        a = assess(st)
+        a = assess(st, False)  # (no term statistics: a report needs none)
         report["items"] = a.tab.active
         report["tombstones"] = sum(1 for i in range(len(a.tab)) if not a.tab.live[i])
         report["bad_lines"] = a.bad
