@@ -6,7 +6,9 @@
 #   >>> inspect.history()             # the next request's session: its last 10 messages
 #   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
+#   >>> inspect.recall("where does my sister live")   # ranked recall, with scores
 #   >>> inspect.context()             # what the next request would carry, tokens per layer
+#   >>> inspect.context(message="hi") # ... and the memories that message would bring in
 #
 # Each function prints a compact table and returns None; with `rows=True` it prints nothing
 # and returns the rows (dicts) instead. Each takes an opened memory (`mem=`) or a data root
@@ -208,6 +210,18 @@ def items(root=None, limit=None, rows=False, mem=None):
     return _out(out, shown, ("id", "access", "labels", "content"), rows)
 
 
+def recall(query, limit=8, root=None, rows=False, mem=None):
+    """The long-term items most relevant to `query` (text), best first, with their scores
+    (read only: no recall is counted)."""
+    store = _mem(root, mem).store
+    out = []
+    for it in (store.matches(query, limit) if store is not None else ()):
+        out.append({"id": it["id"], "score": it["score"], "labels": ",".join(it["summary_labels"]),
+                    "content": it["content"]})
+    shown = [dict(r, content=messages.cell(r["content"])) for r in out]
+    return _out(out, shown, ("id", "score", "labels", "content"), rows)
+
+
 def labels(root=None, rows=False, mem=None):
     """The label catalog (none without a store)."""
     store = _mem(root, mem).store
@@ -292,12 +306,14 @@ def _defs(tools):
     return out
 
 
-def context(session=None, system_prompt="", backend="openai", root=None, rows=False, mem=None):
+def context(session=None, system_prompt="", backend="openai", root=None, rows=False, mem=None,
+            message=""):
     """What one request on a session (id or file name; default: the one the next request
-    goes to) would carry:
-    the system prompt (`system_prompt` first, then each memory section), the history after
-    the token budget, and the tool definitions, with estimated tokens per layer. `rows=True`:
-    {"session", "system", "messages", "tools", "layers"}."""
+    goes to) would carry: the system prompt (`system_prompt` first, then each memory section:
+    with `message`, the memories automatic recall would add for it), the history after the
+    token budget, and the tool definitions, with estimated tokens per layer. `rows=True`:
+    {"session", "system", "messages", "tools", "layers", "total", "recalled"} ("recalled": the
+    ids of those memories)."""
     from ._compat import dumps
     from .core import MESSAGES, Request, system_text
     from .wire import convert, dump
@@ -312,7 +328,7 @@ def context(session=None, system_prompt="", backend="openai", root=None, rows=Fa
         return None
     parts = (sid or "").split(":")
     channel, chat = (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == "chat" else (None, None)
-    req = Request("", sid, channel, chat)
+    req = Request(message or "", sid, channel, chat)
     layers = [{"layer": "your system prompt", "tokens": text.estimate_tokens(system_prompt or "")}]
     sections = []
     msgs = []
@@ -333,8 +349,13 @@ def context(session=None, system_prompt="", backend="openai", root=None, rows=Fa
     layers.append({"layer": "tool definitions", "tokens": text.estimate_tokens(dumps(defs)),
                    "messages": len(defs)})
     system = system_text(system_prompt, sections, channel, chat)
+    recalled = []
+    if message and m.store is not None:
+        from .providers import recalled_lines
+
+        recalled = [i for i, _ in recalled_lines(m.store, message, m.auto_recall)]
     out = {"session": sid or f, "system": system, "messages": msgs, "tools": defs,
-           "layers": layers, "total": sum(r["tokens"] for r in layers)}
+           "layers": layers, "total": sum(r["tokens"] for r in layers), "recalled": recalled}
     if rows:
         return out
     print("== system prompt ==\n%s" % system)

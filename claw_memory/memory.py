@@ -21,12 +21,16 @@ class Memory:
 
     `create=True` (the agent's own use) creates the data root, its directories and the
     default documents when missing. `create=False` (tools that look at a root) creates
-    nothing and raises OSError (ENOENT) when the root has neither `sessions/` nor `memory/`."""
+    nothing and raises OSError (ENOENT) when the root has neither `sessions/` nor `memory/`.
+
+    `auto_recall` (FULL mode): how many of the memories most relevant to a request's message
+    the Long-term Memory provider adds after the label catalog (0: ESP-Claw's prompt, the
+    catalog only)."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
-                 stage_note_wait=20, clock=unix_time, log=None, create=True):
+                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created
@@ -38,6 +42,7 @@ class Memory:
                                   "memory with mode='lite', or install it" % e)
         self.mode = mode
         self.log = log
+        self.auto_recall = auto_recall
         lay = Layout(root)
         self.layout = lay.ensure() if create else lay.check()
         if backend is None:
@@ -107,7 +112,7 @@ class Memory:
         if self.mode == FULL:
             return [
                 providers.profile(self.profile, self.log),
-                providers.long_term(self.store, self.log),
+                providers.long_term(self.store, self.log, self.auto_recall),
                 providers.history(self.sessions, self.backend, self.log),
                 providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS), self.log),
             ]

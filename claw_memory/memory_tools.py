@@ -16,7 +16,7 @@ _STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"strin
 _UPDATE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
                        '"tags":{"type":"string"},"keywords":{"type":"string"}},"required":["memory_id"]}')
 _RECALL_SCHEMA = const('{"type":"object","properties":{"summary_labels":{"type":"array","items":{"type":"string"}},'
-                       '"limit":{"type":"integer"}}}')
+                       '"query":{"type":"string"},"limit":{"type":"integer"}}}')
 _LIST_SCHEMA = const('{"type":"object","properties":{}}')
 _FORGET_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"}},"required":["memory_id"]}')
 
@@ -116,13 +116,16 @@ class MemoryTools:
             return failed("memory_recall", ValueError("summary_labels must be an array of labels"),
                           self._log)
         wanted = [x for x in wanted if isinstance(x, str) and x][:3] if wanted else []
+        query = a.get("query")
+        if query is not None and not isinstance(query, str):
+            return failed("memory_recall", ValueError("query must be text"), self._log)
         limit = _count(a.get("limit"))
         try:
             for lab in wanted:
                 if not self.store.has_label(lab):
                     return True, err("invalid_summary_labels", message=_INVALID_LABELS,
                                      invalid_label=lab, available_json=self.store.labels_json())
-            items = self.store.recall(wanted, limit if limit > 0 else 8)
+            items = self.store.recall(wanted, limit if limit > 0 else 8, query)
         except Exception as e:  # noqa: BLE001
             return failed("memory_recall", e, self._log)
         # Recall changes no memory (ESP-Claw says changed: true; docs/DESIGN.md, deliberate difference 6).
@@ -185,8 +188,10 @@ class MemoryTools:
             Tool("memory_store", "Save one fact about the user to long-term memory, as a short "
                  "normalised statement with a few precise tags and keywords.", _STORE_SCHEMA,
                  self.memory_store),
-            Tool("memory_recall", "Read long-term memories by summary labels copied exactly from "
-                 "the label catalog in the system prompt.", _RECALL_SCHEMA, self.memory_recall),
+            Tool("memory_recall", "Read long-term memories: by `query` (free text, the best "
+                 "matches first) and/or by summary labels copied exactly from the label catalog "
+                 "in the system prompt (labels filter, the query ranks).", _RECALL_SCHEMA,
+                 self.memory_recall),
             Tool("memory_list", "List every long-term memory with its memory_id.", _LIST_SCHEMA,
                  self.memory_list),
             Tool("memory_update", "Change one long-term memory, found by its exact memory_id; "

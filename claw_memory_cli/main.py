@@ -16,7 +16,7 @@ import sys
 
 import claw_memory
 
-from . import deploy, doctor, roots, transfer, upkeep, views
+from . import deploy, doctor, recall, roots, transfer, upkeep, views
 from .roots import PORT_ENV
 from .ui import EXIT_PIPE, EXIT_PROBLEMS, EXIT_USAGE, CliError
 
@@ -95,7 +95,11 @@ def build_parser():
                    help="your agent's own system prompt (@FILE reads it from a file)")
     d.add_argument("--request", action="store_true",
                    help="print the exact JSON body of the request instead")
+    d.add_argument("--message", metavar="TEXT", default="",
+                   help="the user's message: shows the memories automatic recall adds for it")
     d.set_defaults(func=views.cmd_context)
+
+    recall.register(sub, _root_args, roots.with_copy)
 
     d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
     _root_args(d)

@@ -137,7 +137,8 @@ def cmd_context(args):
 
     def run(mem, where):
         try:
-            ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem)
+            ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem,
+                               message=args.message)
         except ValueError:  # an unknown session: said with the user's path and command
             raise CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
                 args.session, where, args.root or "-p %s" % args.port))
@@ -160,6 +161,8 @@ def cmd_context(args):
         print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in ctx["tools"]))
         table(ctx["layers"] + [{"layer": "total", "tokens": ctx["total"]}], ("layer", "tokens", "messages"),
               "estimated tokens per layer")
+        if args.message:
+            print("\nmemories this message brings in: %s" % (", ".join(ctx["recalled"]) or "none"))
         return EXIT_OK
 
     return roots.with_copy(args, run)

@@ -17,6 +17,7 @@ package(
         "store/load.py",
         "store/markdown.py",
         "store/pages.py",
+        "store/rank.py",
         "store/read.py",
         "store/records.py",
         "store/state.py",

@@ -23,8 +23,9 @@ import gen_package_json  # noqa: E402
 PKG = os.path.join(ROOT, "claw_memory")
 
 # Modules of MicroPython's firmware (built in, or frozen like asyncio), which every piece may
-# import. traceback is imported by _compat's CPython branch only.
-FIRMWARE = {"array", "asyncio", "binascii", "errno", "gc", "hashlib", "io", "json", "micropython", "re",
+# import. traceback is imported by _compat's CPython branch only; math (ranked recall's
+# logarithm) is in every ESP32 firmware and in the unix port.
+FIRMWARE = {"array", "asyncio", "binascii", "errno", "gc", "hashlib", "io", "json", "math", "micropython", "re",
             "os", "ssl", "struct", "sys", "time", "tls", "traceback"}
 # Imports inside a function that leave a piece on purpose: (module, imported) -> why.
 OPTIONAL = {

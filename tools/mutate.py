@@ -64,6 +64,8 @@ TESTS = {
     "session/flatmsg": _STREAM,
     "session/window": _STREAM,
     "store/": _STORE,
+    "store/rank": [_MP + "test_recall_rank.py", _MP + "test_store_faults.py"],
+    "providers": [_MP + "test_auto_recall.py", _MP + "test_agent.py"],
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
                _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
     "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py", _MP + "test_session_records.py",

@@ -189,7 +189,7 @@ class Batch:
             tab.evicted += 1
         line += b"\n"
         st.pend.append(line)
-        tab.put(it, at, slot)
+        st.terms.put(tab.put(it, at, slot), it)
         tab.lines += 1
         tab.changes += 1
 

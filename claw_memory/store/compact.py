@@ -13,6 +13,7 @@ from array import array
 from .. import fsutil
 from .. import item as itm
 from . import digest, records
+from .rank import Terms
 from .table import Table, lowest
 
 
@@ -43,7 +44,7 @@ def _key(path, tab, slot):
 
 def compact(st):
     """Compact the files of `st` (a State: its table, catalog, fold start and batched digest
-    lines); returns the new (Table, Catalog, fold start)."""
+    lines); returns the new (Table, Catalog, fold start, term statistics)."""
     tab, cat = st.tab, st.cat
     now = st.clock()
     path = st.records_path
@@ -84,6 +85,7 @@ def compact(st):
     # Either way the store's RAM state is gone: a failure from here makes it read the files.
     tab.shed()
     new_tab = Table(left)
+    terms = Terms(left)
     cat.reset_refs()
     pos = [0]
 
@@ -110,7 +112,7 @@ def compact(st):
                 cat.add_refs(it["summary_ids"], 1)
                 line = itm.to_json(it, []).encode() + b"\n"
                 out.write(line)
-                new_tab.put(it, pos[0])
+                terms.put(new_tab.put(it, pos[0]), it)
                 new_tab.lines += 1
                 pos[0] += len(line)
 
@@ -120,4 +122,5 @@ def compact(st):
     st.drop_derived()  # before the commit
     fsutil.commit(st.journal_path, [path, st.digest_path])
     cat.drop_unused()
-    return new_tab, cat, fsutil.size(st.digest_path) - len(line)
+    terms.repack()
+    return new_tab, cat, fsutil.size(st.digest_path) - len(line), terms

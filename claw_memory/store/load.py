@@ -8,17 +8,21 @@ from .. import fsutil
 from .. import item as itm
 from . import digest, index, records
 from .catalog import Catalog
+from .rank import Terms
 from .read import items
 from .table import Table
 
 class _Assessment:
     pass
 
-def scan(path):
-    """(Table, unreadable lines, whether the last line is torn) of a records file."""
+def scan(path, ranked=True):
+    """(Table, its term statistics (None unless `ranked`), unreadable lines, whether the last
+    line is torn) of a records file."""
     # Reserve the table now, before the scan's garbage (see pages.py): one slot per line at
     # most; normalisations at most 159 bytes of content each, and about a third of a line.
-    tab = Table(records.count_lines(path))
+    n = records.count_lines(path)
+    tab = Table(n)
+    terms = Terms(n) if ranked else None
     bad = 0
     found = records.lines(path)
     try:
@@ -31,23 +35,27 @@ def scan(path):
             if it is None:
                 bad += 1
                 continue
-            tab.put(it, off, tab.slot(it["id"]))
+            slot = tab.put(it, off, tab.slot(it["id"]))
+            if terms is not None:
+                terms.put(slot, it)
             if kind != records.COMPACTED:
                 tab.changes += 1
             if kind == records.EVICTED:
                 tab.evicted += 1
     finally:
         found.close()  # MicroPython does not close an abandoned generator's file
-    return tab, bad, fsutil.ends_torn(path)
+    if terms is not None:
+        terms.repack()  # the dead postings of replaced lines out
+    return tab, terms, bad, fsutil.ends_torn(path)
 
-def assess(st):
+def assess(st, ranked=True):
     """Everything open() needs, read from the files of `st` (a State) without writing: the
     table, the catalog (from the index when it describes the records, else derived from the
     items), the fold start, and whether the derived files are fresh (and why not)."""
     a = _Assessment()
     a.size = fsutil.size(st.records_path)
     idx = index.read(st.index_path)  # first: its labels are kept (see pages.py)
-    a.tab, a.bad, a.torn = scan(st.records_path)
+    a.tab, a.terms, a.bad, a.torn = scan(st.records_path, ranked)
     tab = a.tab
     counts = {}
     for i in tab.active_slots():

@@ -45,6 +45,7 @@ class State:
         self.log = log
         self.tab = None  # Table; None: not loaded (or to be rebuilt from the files)
         self.cat = None  # Catalog
+        self.terms = None  # rank.Terms: the term statistics of the table's slots
         self.size = -1  # size of the records file the RAM state describes
         self.torn = False  # the records file ends with a torn line
         self.fold = 0  # digest offset from which recall lines are not folded in yet
@@ -99,7 +100,7 @@ class State:
             if fsutil.size(p) < 0:
                 fsutil.write_file(p, b"")
         a = assess(self)
-        self.tab, self.cat, self.fold = a.tab, a.cat, a.fold
+        self.tab, self.cat, self.fold, self.terms = a.tab, a.cat, a.fold, a.terms
         self.size, self.torn = a.size, a.torn
         self.fresh = a.fresh
         self.pend = None
@@ -109,6 +110,7 @@ class State:
     def invalidate(self):
         # RAM no longer matches the files (a failed write or compaction): rebuild at next use.
         self.tab = None
+        self.terms = None
         self.pend = None
 
     # -- reading --------------------------------------------------------------------------
@@ -195,12 +197,13 @@ class State:
         """Rewrite the records and the digest (compact.py) and take its table and catalog."""
         from . import compact as compact_
 
+        self.terms = None  # built anew by the compaction, in the room the old one leaves
         try:
-            tab, cat, fold = compact_.compact(self)
+            tab, cat, fold, terms = compact_.compact(self)
         except BaseException:
             self.invalidate()  # the old table was shed, the catalog rebuilt in place
             raise
-        self.tab, self.cat, self.fold = tab, cat, fold
+        self.tab, self.cat, self.fold, self.terms = tab, cat, fold, terms
         self.rows = b""
         self.size = fsutil.size(self.records_path)
         self.torn = False

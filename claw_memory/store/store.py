@@ -12,6 +12,7 @@ from .. import fsutil
 from .. import item as itm
 from .._compat import EAGAIN, const, unix_time
 from .load import assess
+from .rank import query_hashes
 from .read import decorate, rank
 from .state import State
 
@@ -78,11 +79,13 @@ class Store:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def recall(self, labels=(), limit=RECALL_LIMIT):
+    def recall(self, labels=(), limit=RECALL_LIMIT, query=None):
         """Items carrying any of the first 3 given labels (exact catalog labels; unknown ones
-        ignored), best first: access_count, then updated_at, then id. No labels: the best of
-        all. Records are not rewritten: the returned items add `recall` digest lines, in one
-        append."""
+        ignored). Without `query`, best first: access_count, then updated_at, then id (no
+        labels: the best of all). With `query` (text), the items matching it ranked by
+        relevance (rank.py: BM25 over content, keywords, tags and labels), best first, each
+        with its `score`. Records are not rewritten: the returned items add `recall` digest
+        lines, in one append."""
         st = self._st
         st.open()
         if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
@@ -96,10 +99,37 @@ class Store:
             return []
         tab = st.tab
         cand = [i for i in tab.active_slots() if not sids or tab.has_sid(i, sids)]
-        found = [decorate(cat, st.item(i)) for i in rank(st.records_path, tab, cand, limit)]
+        if isinstance(query, str) and query.strip():
+            found = self._ranked(query, limit, 0.0, set(cand) if sids else None)
+        else:
+            found = [decorate(cat, st.item(i)) for i in rank(st.records_path, tab, cand, limit)]
         if found:
             st.recalled(found)
         return found
+
+    def matches(self, query, limit=RECALL_LIMIT, floor=0.0):
+        """The items most relevant to `query` (text) with a score above `floor` times that of
+        one word found in one item (rank.Terms.unit), best first, each with its `score`; read
+        only, nothing is written (the Long-term Memory provider's automatic recall)."""
+        self._st.open()
+        return self._ranked(query, limit, floor, None) if isinstance(query, str) else []
+
+    def _ranked(self, query, limit, floor, allowed):
+        st = self._st
+        out = []
+        found = st.terms.best(st.tab, query_hashes(query), limit, st.clock(), floor, allowed)
+        if not found:
+            return out
+        from . import records
+        with open(st.records_path, "rb") as f:  # one open for the few items returned
+            for score, slot in found:
+                off = st.tab.off[slot]
+                it = records.item_at(f, off) if off < st.size else st.item(slot)
+                if it is not None:
+                    it = decorate(st.cat, it)
+                    it["score"] = score
+                    out.append(it)
+        return out
 
     def list(self):
         """Every active item, best first, one at a time (an iterator: at capacity the items
@@ -222,7 +252,7 @@ class Store:
             report["leftovers"].append(st.journal_path)
         if fsutil.size(st.records_path) < 0:
             return report
-        a = assess(st)
+        a = assess(st, False)  # (no term statistics: a report needs none)
         report["items"] = a.tab.active
         report["tombstones"] = sum(1 for i in range(len(a.tab)) if not a.tab.live[i])
         report["bad_lines"] = a.bad

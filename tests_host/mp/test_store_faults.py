@@ -83,6 +83,19 @@ def _check(dev, result):
     workloads.check_store_consistent(s)
 
 
+def _ranking(s):
+    return [[(it["id"], it["score"]) for it in s.matches(q, 16)]
+            for q in list(BASE.values()) + list(NEW.values()) + ["fact fault", "user"]]
+
+
+def _same_ranking(got, want, at):
+    # Same items in the same order, the same scores (the clock ticks between the two: the
+    # recency factor moves by a few millionths)
+    eq([[i for i, _ in r] for r in got], [[i for i, _ in r] for r in want], "ranking after fault %d" % at)
+    for r, w in zip(got, want):
+        ok(all(abs(a[1] - b[1]) < 1e-3 for a, b in zip(r, w)), "scores after fault %d" % at)
+
+
 def _matrix(exc):
     dev, image, ids, clock = _baseline()
     mods = (fsutil, records, digest, index, load, markdown, read, compact, store)
@@ -104,6 +117,8 @@ def _matrix(exc):
             # the same store works on once the fault is gone
             s.store("A fact stored after the fault number %d" % at, "after")
             ok(s.recall(["after"]), "works on after fault %d" % at)
+            # the term statistics the failed change left are those a fresh open builds
+            _same_ranking(_ranking(s), _ranking(Store(M, clock=clock)), at)
             dev = dev.reboot()
             _check(dev, result)
         eq(fired, total, "every operation was failed once")

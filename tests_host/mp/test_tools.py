@@ -36,7 +36,8 @@ def test_schemas_are_esp_claw_s():
     eq(json.loads(tools["memory_update"].schema)["required"], ["memory_id"], "memory_update schema")
     eq(json.loads(tools["memory_recall"].schema),
        {"type": "object", "properties": {"summary_labels": {"type": "array", "items": {"type": "string"}},
-                                         "limit": {"type": "integer"}}}, "memory_recall schema")
+                                         "query": {"type": "string"}, "limit": {"type": "integer"}}},
+       "memory_recall schema (ESP-Claw's, and query)")
     eq(json.loads(tools["memory_list"].schema), {"type": "object", "properties": {}}, "memory_list schema")
     eq(json.loads(tools["memory_forget"].schema),
        {"type": "object", "properties": {"memory_id": {"type": "string"}}, "required": ["memory_id"]},
@@ -108,6 +109,37 @@ async def test_memory_recall():
     eq(len(js["items"]), 1, "limit")
     good, out, js = await _run(tools, "memory_recall", "nonsense")
     eq((good, js["error"]), (False, "invalid_json"), "bad JSON")
+    dev.unmount()
+
+
+async def test_memory_recall_by_query():
+    dev, mem, tools = _setup()
+    mem.store.store("User likes sushi with green tea", "food")
+    mem.store.store("User lives in Osaka near the castle", "city")
+    mem.store.store("User drinks green tea at work", "drink")
+    good, out, js = await _run(tools, "memory_recall", {"query": "where does the user live?"})
+    ok(out.startswith('{"ok":true,"action":"memory_recall","changed":false,"items":[{"id":"mem-'), "envelope")
+    eq([i["content"] for i in js["items"]], ["User lives in Osaka near the castle"], "query only")
+    eq(sorted(js["items"][0]), sorted(["id", "source", "content", "tags", "keywords", "created_at",
+                                        "updated_at", "access_count", "deleted", "summary_ids",
+                                        "summary_labels"]), "ESP-Claw's item, no extra field")
+    good, out, js = await _run(tools, "memory_recall", {"query": "green tea", "summary_labels": ["drink"]})
+    eq([i["content"] for i in js["items"]], ["User drinks green tea at work"], "labels filter, query ranks")
+    good, out, js = await _run(tools, "memory_recall", {"query": "green tea"})
+    eq(len(js["items"]), 2, "both tea facts")
+    good, out, js = await _run(tools, "memory_recall", {"query": "green tea", "summary_labels": ["drnk"]})
+    eq((good, js["error"], js["invalid_label"]), (True, "invalid_summary_labels", "drnk"), "invalid label: ESP-Claw's error")
+    good, out, js = await _run(tools, "memory_recall", {"query": "violin lessons"})
+    eq(js["items"], [], "nothing matches: no items")
+    good, out, js = await _run(tools, "memory_recall", {"query": ""})
+    eq(len(js["items"]), 3, "an empty query: as without one")
+    for bad in (42, ["green", "tea"], {"q": "tea"}, True):
+        good, out, js = await _run(tools, "memory_recall", {"query": bad})
+        eq((good, js["error"], js["message"]), (False, "memory_recall_failed", "query must be text"), repr(bad))
+    good, out, js = await _run(tools, "memory_recall", {"query": "tea " * 50000 + "\u0000\ud800 osaka"})
+    ok(good and len(js["items"]) >= 1, "a huge hostile query is cut and still answered")
+    good, out, js = await _run(tools, "memory_recall", {"query": '"},{"ok":false} osaka\n- [x] castle'})
+    eq([i["content"] for i in js["items"]], ["User lives in Osaka near the castle"], "structure in a query is text")
     dev.unmount()
 
 

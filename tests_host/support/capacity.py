@@ -37,6 +37,8 @@ def build(root, n=128):
         content = ("Fact %03d: " % k + " ".join(words))[:255]
         tags = ",".join("label%03d%s%s" % (k, c, "x" * 25) for c in "abc")[:95]
         ids.append(mem.store.store(content, tags, ",".join(words[:3]))[0]["id"])
+        gc.collect()  # (set-up, not measured: the ids kept must not pin every part of the heap,
+        # or a session read of 64 KiB below finds no room in a 4 MB heap)
     with open(root + ".ids", "w") as f:  # beside the root: what update and forget run on alone
         f.write("\n".join(ids[:2]))
     # A session at the limit: turns of a user message, a tool round and an answer.

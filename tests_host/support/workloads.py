@@ -379,6 +379,12 @@ def check_store_consistent(s):
     kw = {t: set(ids) for t, ids in idx["keyword_index"].items()}
     if kw != terms:
         raise AssertionError("keyword index %r, items say %r" % (kw, terms))
+    # ranked recall: each item found by its own words, nothing but active items returned
+    ids = set(it["id"] for it in items)
+    for it in items:
+        got = [x["id"] for x in s.matches(it["content"], 8)]
+        if it["id"] not in got or not ids.issuperset(got):
+            raise AssertionError("ranked recall of %r gave %r" % (it["content"], got))
 
 
 # -- the whole system -------------------------------------------------------------------------

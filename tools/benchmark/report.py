@@ -3,6 +3,7 @@
 import os
 
 from .figures import FS, verdict
+from .recall_report import recall_tables
 from .runner import ROOT
 from .tables import heap_tables, session_tables, size_table, store_tables
 from .targets import target_rows
@@ -26,7 +27,10 @@ def report(res):
     store_tables(res, out)
     heap_tables(res, out)
     size_table(res, out)
-    return "\n".join(lines), all(ok for _, _, ok in targets)  # (the ACCEPTED string is true)
+    ok = all(ok for _, _, ok in targets)  # (the ACCEPTED string is true)
+    if "recall" in res:
+        ok = recall_tables(res, out) and ok
+    return "\n".join(lines), ok
 
 
 HEADER = """\
@@ -143,6 +147,10 @@ and session issues are set against the faithful port above.
   (ours derives its index and MEMORY.md; ESP-Claw's state is that after its own compaction), so
   ESP-Claw's RAM change counter starts at 0 as after a boot.
 - Session cases persist through each system's own code from an empty directory.
+- Ranked recall: `tools/benchmark/recall_set.py` (the retrieval set's generator and how it is
+  made), `tools/benchmark/recall_eval.py` (quality against rank-bm25 and recency, the
+  agent-level cost with the oracle LLM), `tools/benchmark/mp/recall_cost.py` (a query on the
+  unix port), `tools/benchmark/recall_report.py` (the section).
 - `--only SECTIONS --from-json FILE --json FILE` re-runs some sections of a saved run (e.g.
   `store` after a store change) and renders the whole report; `--quick` is a one-minute subset.
 """

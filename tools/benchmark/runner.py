@@ -124,7 +124,7 @@ HEAP_CASES = [
 ]
 
 
-SECTIONS = ("turns", "near", "replay", "store", "heap", "size")
+SECTIONS = ("turns", "near", "replay", "store", "heap", "size", "recall")
 
 
 def collect(args, res=None):
@@ -162,6 +162,13 @@ def collect(args, res=None):
                     k = p["K128"] if size == 128 and s != "naive" else 1
                     res["store"].append(run.run("store_ops", {"fs": fs, "system": s, "size": size, "R": p["R"],
                                                               "K": k, "ops": ops}))
+    if "recall" in only:
+        from . import recall_eval
+
+        print("ranked recall...", file=sys.stderr)
+        res["recall"] = {"retrieval": recall_eval.retrieval(), "agent": recall_eval.agent_cost(),
+                         "cost64": recall_eval.query_cost(run, 64),
+                         "cost32": recall_eval.query_cost(run, 32) if mp32 else None}
     with tempfile.TemporaryDirectory() as tmp:
         if "heap" in only:
             if mp32:

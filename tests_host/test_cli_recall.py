@@ -1,0 +1,79 @@
+"""Ranked recall seen from the host: `claw-memory recall`, `claw-memory context --message`
+and inspect.recall, on a data root built under CPython; none of them changes the root."""
+
+import hashlib
+import json
+import os
+
+import claw_memory
+from claw_memory import inspect as insp
+from claw_memory.providers import RECALLED_PREAMBLE
+from claw_memory_cli import main
+
+
+def _build(root):
+    mem = claw_memory.open(str(root), extract=False)
+    a, _ = mem.store.store("User's sister Anna lives in Porto", "family")
+    b, _ = mem.store.store("User is allergic to peanuts", "health")
+    mem.store.store("User plays the cello on Sundays", "music")
+    mem.close()
+    return a, b
+
+
+def _digest(root):
+    h = hashlib.sha256()
+    for dirpath, _, files in sorted(os.walk(root)):
+        for f in sorted(files):
+            p = os.path.join(dirpath, f)
+            h.update(p.encode() + open(p, "rb").read())
+    return h.hexdigest()
+
+
+def _run(capsys, *argv):
+    rc = main.main(list(argv))
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_recall_ranks_and_leaves_the_root_alone(tmp_path, capsys):
+    root = tmp_path / "root"
+    a, b = _build(root)
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "recall", str(root), "where does my sister live?", "--json")
+    got = json.loads(out)
+    assert rc == 0 and got["query"] == "where does my sister live?"
+    assert [i["id"] for i in got["items"]] == [a["id"]]
+    assert got["items"][0]["score"] > 0 and got["items"][0]["labels"] == "family"
+    rc, out, _ = _run(capsys, "recall", str(root), "peanut allergy and Anna", "--limit", "1")
+    assert rc == 0 and "ranked recall" in out and out.count("mem-") == 1
+    rc, out, _ = _run(capsys, "recall", str(root), "violin")
+    assert rc == 0 and "(none)" in out
+    rc, out, err = _run(capsys, "recall", str(root))
+    assert rc == 2 and "query" in err
+    assert _digest(root) == before, "recall on a copy: the root is unchanged"
+
+
+def test_context_message_shows_what_it_brings_in(tmp_path, capsys):
+    root = tmp_path / "root"
+    a, b = _build(root)
+    rc, out, _ = _run(capsys, "context", str(root), "--json", "--message", "Can I eat peanuts?")
+    ctx = json.loads(out)
+    assert rc == 0 and ctx["recalled"] == [b["id"]]
+    assert RECALLED_PREAMBLE in ctx["system"] and "User is allergic to peanuts" in ctx["system"]
+    rc, out, _ = _run(capsys, "context", str(root), "--json")
+    ctx = json.loads(out)
+    assert ctx["recalled"] == [] and RECALLED_PREAMBLE not in ctx["system"]
+    rc, out, _ = _run(capsys, "context", str(root), "--message", "Is Anna in Porto?")
+    assert rc == 0 and "memories this message brings in: " + a["id"] in out
+    rc, out, _ = _run(capsys, "context", str(root), "--message", "capital of France")
+    assert "memories this message brings in: none" in out
+
+
+def test_inspect_recall_on_the_repl(tmp_path, capsys):
+    root = tmp_path / "root"
+    a, b = _build(root)
+    rows = insp.recall("cello on sunday", root=str(root), rows=True)
+    assert [r["content"] for r in rows] == ["User plays the cello on Sundays"]
+    assert insp.recall("cello", root=str(root)) is None
+    out = capsys.readouterr().out
+    assert "score" in out and "User plays the cello on Sundays" in out
