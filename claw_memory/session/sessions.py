@@ -208,9 +208,7 @@ class Sessions:
         want = n
         while True:
             h.first = max(0, h.snap.total - want)
-            msgs = h.messages()
-            if h.first:
-                msgs = msgs[1:]  # the summary of the records before the window
+            msgs = h.messages(summary=False)
             if len(msgs) >= n or not h.first:
                 return msgs[-n:]
             want *= 2
@@ -309,21 +307,28 @@ class Sessions:
         listed: an unnamed file whose key equals a named one's, about 1 in 10**9 per pair,
         is not listed)."""
         self._settle()
-        keys = [0] * (self._files() if self.names is not None else 0)  # one allocation
+        names = iter(self.names() if self.names is not None else ())
+        sid = _next(names)
+        # One allocation, made before the maps are read (the heap is least fragmented then),
+        # and only when a chat map names a session.
+        keys = [0] * self._files() if sid is not None else None
         n = 0
-        for sid in self.names() if self.names is not None else ():
+        while sid is not None:
             try:
                 log = self.path(sid)
             except ValueError:  # an id no session can have
-                continue
-            row = self._peek(log)
-            if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
-                keys[n] = fmt_.name_key(log)  # its file comes again below
-                n += 1
-            row["id"] = sid
-            yield row
-        del keys[n:]
-        keys.sort()
+                log = None
+            if log is not None:
+                row = self._peek(log)
+                if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
+                    keys[n] = fmt_.name_key(log)  # its file comes again below
+                    n += 1
+                row["id"] = sid
+                yield row
+            sid = _next(names)
+        if keys:
+            del keys[n:]
+            keys.sort()
         for log in self._logs():
             if keys and _has(keys, fmt_.name_key(log)):
                 continue
@@ -419,6 +424,13 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
+
+
+def _next(it):
+    try:
+        return next(it)
+    except StopIteration:
+        return None
 
 
 def _has(keys, k):
