@@ -28,6 +28,7 @@ package(
         "session/flat.py",
         "session/flatmsg.py",
         "session/format.py",
+        "session/listing.py",
         "session/pending.py",
         "session/plan.py",
         "session/repair.py",

@@ -133,7 +133,8 @@ def port32(tmp_path_factory):
 def test_views_of_2000_chats_on_the_32_bit_port_as_mpy(root, port32, what):
     root_dir, script, last = root
     binary, pkg = port32
-    # Measured: opening the memory needs 115 KiB of heap, each view at most 135 KiB (the
-    # rest is the heap's fragmentation: one 8 KiB block, the listing's keys, needs it).
-    r, got = _view(binary, pkg, script, root_dir, what, "145K")
+    # Measured: opening the memory needs 115 KiB of heap, each view at most 140 KiB (much of
+    # the difference is fragmentation: the listing's keys are one 8 KiB block); 150 KiB
+    # leaves a margin for the fragmentation, which varies from run to run.
+    r, got = _view(binary, pkg, script, root_dir, what, "150K")
     _check(r, got, what, last)

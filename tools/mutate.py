@@ -58,6 +58,7 @@ _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agen
 TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
+    "session/listing": _SESSION + [_MP + "test_inspect.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,
     "session/flat": _STREAM,

@@ -7,7 +7,7 @@
 # time by offset.
 
 from .. import fsutil
-from .._compat import const, ilistdir
+from .._compat import const
 from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
 from . import format as fmt_
 
@@ -224,9 +224,7 @@ class Sessions:
         want = n
         while True:
             h.first = max(0, h.snap.total - want)
-            msgs = h.messages()
-            if h.first:
-                msgs = msgs[1:]  # the summary of the records before the window
+            msgs = h.messages(summary=False)
             if len(msgs) >= n or not h.first:
                 return msgs[-n:]
             want *= 2
@@ -321,56 +319,12 @@ class Sessions:
         """Every session as `stat` reports it, with its "id", one at a time (an iterator:
         thousands of sessions do not fit in RAM together): first each session the chat maps
         name (`names`), also one without a turn yet (0 records), then the other files in the
-        directory's order, with id None. It repairs nothing (a session that needs a repair is
-        reported as it would be after it); it only finishes a deletion a power cut interrupted.
-        RAM: one word per session file (a sorted list of the 30-bit keys of the named ones
-        listed: an unnamed file whose key equals a named one's, about 1 in 10**9 per pair,
-        is not listed)."""
+        directory's order, with id None (listing.rows). It repairs nothing (a session that
+        needs a repair is reported as it would be after it); it only finishes a deletion a
+        power cut interrupted."""
         self._settle()
-        keys = [0] * (self._files() if self.names is not None else 0)  # one allocation
-        n = 0
-        for sid in self.names() if self.names is not None else ():
-            try:
-                log = self.path(sid)
-            except ValueError:  # an id no session can have
-                continue
-            row = self._peek(log)
-            if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
-                keys[n] = fmt_.name_key(log)  # its file comes again below
-                n += 1
-            row["id"] = sid
-            yield row
-        del keys[n:]
-        keys.sort()
-        for log in self._logs():
-            if keys and _has(keys, fmt_.name_key(log)):
-                continue
-            row = self._peek(log)
-            row["id"] = None
-            yield row
-
-    def _logs(self):
-        """The path of every session's log in the directory (also of a first turn that has
-        only its pending file), one at a time."""
-        if not fsutil.is_dir(self.dir):
-            return
-        pend = fmt_.PEND
-        for name, is_dir in ilistdir(self.dir):
-            if is_dir:
-                continue
-            if name.endswith(pend):
-                name = name[: -len(pend)]  # a first turn not completed yet: no log
-                if not fmt_.is_log_name(name) or fsutil.exists(self.dir + "/" + name):
-                    continue
-            elif not fmt_.is_log_name(name):
-                continue
-            yield self.dir + "/" + name
-
-    def _files(self):
-        n = 0
-        for _ in self._logs():
-            n += 1
-        return n
+        from . import listing
+        return listing.rows(self)
 
     def _peek(self, log):
         # A session's stat without repairing it, in few file lookups (littlefs looks a name
@@ -442,18 +396,6 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
-
-
-def _has(keys, k):
-    # Binary search of a sorted list.
-    lo, hi = 0, len(keys)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if keys[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < len(keys) and keys[lo] == k
 
 
 def _remove_files(log):

@@ -51,18 +51,18 @@ class History:
         """Records sent (the summary not counted)."""
         return self.snap.total - self.first
 
-    def messages(self, backend=None):
-        """The history as message dicts in their stored shape (the summary first), degraded
-        for `backend` (default: the one it was made for), unpaired tool calls and results
-        left out: what json_chunks() writes, before the wire conversion."""
+    def messages(self, backend=None, summary=True):
+        """The history as message dicts in their stored shape (the summary first, unless
+        `summary=False`), degraded for `backend` (default: the one it was made for), unpaired
+        tool calls and results left out: what json_chunks() writes, before the wire conversion."""
         it = self._parsed(backend or self.backend)
         try:
             out = pair_tools(list(it))
         finally:
             it.close()  # its files, should the list fail half way
-        summary = self.summary
-        if summary is not None:
-            out.insert(0, {"role": "system", "content": summary})
+        line_b = self.summary if summary else None
+        if line_b is not None:
+            out.insert(0, {"role": "system", "content": line_b})
         return out
 
     def json_length(self, backend):
