@@ -6,7 +6,7 @@
 # `sessions/chat_map/chat_<safe>_<fnv1a32>.json` as ESP-Claw writes it, replaced atomically.
 
 from . import fsutil, text
-from ._compat import const, dumps, exc_text
+from ._compat import const, dumps, exc_text, ilistdir
 from .core import note
 
 MAX_SESSIONS = const(32)
@@ -39,6 +39,36 @@ USAGE = (
 )
 NO_CONTEXT = "Session command failed: missing chat context."
 STORAGE_ERROR = "Session command failed: unable to access session storage."
+# ESP-Claw answers STORAGE_ERROR here too (docs/DESIGN.md, deliberate difference 17).
+FULL = ("Cannot create a new session: this chat already has %d sessions. Delete one with "
+        "/session delete <name> first." % MAX_SESSIONS)
+
+
+def _read(path):
+    """A chat map's JSON value; None when it is missing, not JSON or over the size bound."""
+    try:
+        raw = fsutil.read_bounded(path, _MAP_MAX)
+    except ValueError:  # over the bound: damaged
+        return None
+    return None if raw is None else text.json_value(raw)  # a BOM read as cJSON does
+
+
+def _parse(obj, key):
+    """(current alias, [aliases]) of a map's value as a repair leaves it: valid aliases
+    (unique, at most 32), the current one falling back to the first, default_01 alone when
+    none is valid."""
+    aliases = []
+    current = None
+    if isinstance(obj, dict) and obj.get("chat_key") == key and isinstance(obj.get("sessions"), list):
+        for a in obj["sessions"]:
+            if valid_alias(a) and a not in aliases and len(aliases) < MAX_SESSIONS:
+                aliases.append(a)
+        current = obj.get("current_alias")
+    if not aliases:
+        aliases = ["default_01"]
+    if current not in aliases:
+        current = aliases[0]
+    return current, aliases
 
 
 def valid_alias(alias):
@@ -111,26 +141,43 @@ class Chats:
         self._finish_delete(key)
         if fsutil.size(p) < 0:
             return None
-        obj = None
-        try:
-            obj = text.json_value(fsutil.read_bounded(p, _MAP_MAX))  # a BOM read as cJSON does
-        except ValueError:  # over the size bound: damaged, repaired below
-            pass
-        aliases = []
-        current = None
-        if isinstance(obj, dict) and obj.get("chat_key") == key and isinstance(obj.get("sessions"), list):
-            for a in obj["sessions"]:
-                if valid_alias(a) and a not in aliases and len(aliases) < MAX_SESSIONS:
-                    aliases.append(a)
-            current = obj.get("current_alias")
-        if not aliases:
-            aliases = ["default_01"]
-        if current not in aliases:
-            current = aliases[0]
+        obj = _read(p)
+        current, aliases = _parse(obj, key)
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
             note(self._log, "chat map %s repaired" % p)
             self._write(key, current, aliases)
         return current, aliases
+
+    def each(self):
+        """(chat key, current alias, [aliases]) of every chat map, one map at a time in the
+        directory's order (thousands of chats do not fit in RAM together), as state() would
+        read them, but read only: nothing is repaired. A map that names no chat key of its
+        own file name is skipped (its sessions are no chat's)."""
+        if not fsutil.is_dir(self.dir):
+            return
+        for name, is_dir in ilistdir(self.dir):
+            if is_dir or not name.endswith(".json"):
+                continue
+            obj = _read(self.dir + "/" + name)
+            key = obj.get("chat_key") if isinstance(obj, dict) else None
+            if not isinstance(key, str) or map_file(key) != name:
+                continue
+            current, aliases = _parse(obj, key)
+            yield key, current, aliases
+
+    def names(self, session_id):
+        """Whether a chat map names the session id (read only, one map read)."""
+        key, sep, alias = session_id.rpartition(":") if isinstance(session_id, str) else ("", "", "")
+        if not key:
+            return False
+        p = self._path(key)
+        return fsutil.size(p) >= 0 and alias in _parse(_read(p), key)[1]
+
+    def ids(self):
+        """Every session id the chat maps name (each()), one at a time."""
+        for key, current, aliases in self.each():
+            for alias in aliases:
+                yield key + ":" + alias
 
     def _state_or_default(self, key):
         # A chat's first use creates its map with the one session default_01.
@@ -202,7 +249,7 @@ class Chats:
         state = self.state(key)
         aliases = list(state[1]) if state else []
         if len(aliases) >= MAX_SESSIONS:
-            return STORAGE_ERROR
+            return FULL
         if alias is not None:
             if alias in aliases:
                 return 'Cannot create session "%s": a session with that name already exists.' % alias

@@ -3,6 +3,7 @@
 
 import json
 
+from . import text
 from ._compat import const, dumps, ticks_ms
 
 # Session record types (claw_core_context_record_type_t).
@@ -138,15 +139,26 @@ def failure_note(reason, tool_summary=None):
     return note
 
 
+_NAME_MAX = const(64)  # bytes of a section name in the system prompt
+_SOURCE_MAX = const(128)  # bytes of the channel, and of the chat id, in the system prompt
+
+
+def _value(v, limit):
+    # A value from outside (a chat id, a channel) rendered as data: one line, no control
+    # character, bounded; a chat id with line breaks would add sections of its own.
+    return text.one_line(v if isinstance(v, str) else "%s" % (v,), limit)
+
+
 def system_text(base, sections, channel=None, chat_id=None):
     """The system prompt of a request: the caller's own text, then each section as
-    "## <name>" and its content, then the request's source (claw_core's layout)."""
+    "## <name>" and its content, then the request's source (claw_core's layout). Section
+    names, the channel and the chat id are values: each is one line, bounded."""
     parts = [base or ""]
     for name, content in sections:
-        parts.append("\n\n## %s\n%s" % (name, content))
+        parts.append("\n\n## %s\n%s" % (_value(name, _NAME_MAX), content))
     if channel or chat_id:
         parts.append("\n\n## Core Request\nsource_channel: %s\nsource_chat_id: %s" % (
-            channel or "", chat_id or ""))
+            _value(channel or "", _SOURCE_MAX), _value(chat_id or "", _SOURCE_MAX)))
     return "".join(parts).strip()
 
 

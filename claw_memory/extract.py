@@ -219,31 +219,34 @@ class Extraction:
             self._note("extraction answer has no memories list")
             return []
         labels = []
-        for entry in mems[:MAX_ITEMS]:
-            if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
-                continue
-            content = entry["content"]
-            if self._was_forgotten(job, content):
-                self._note("extraction skipped a fact forgotten meanwhile")
-                continue
-            tags = _labels_field(entry, "tags", "summary_labels")
-            keywords = _labels_field(entry, "keywords") or tags
-            source = entry.get("source")
-            try:
-                # The new fact and the ones it replaces: one append, all or none.
-                with self.store.batch() as b:
+        stored = []  # ids of this result's facts: they do not contradict each other
+        # The whole result is one append (one batch): a power cut stores all of its facts
+        # and the forgetting of what they replace, or none of it.
+        with self.store.batch() as b:
+            for entry in mems[:MAX_ITEMS]:
+                if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+                    continue
+                content = entry["content"]
+                if self._was_forgotten(job, content):
+                    self._note("extraction skipped a fact forgotten meanwhile")
+                    continue
+                tags = _labels_field(entry, "tags", "summary_labels")
+                keywords = _labels_field(entry, "keywords") or tags
+                source = entry.get("source")
+                try:  # a rejected candidate is refused before it changes anything
                     it, changed = b.store(content, tags, keywords,
                                           source if isinstance(source, str) and source else "auto_llm")
-                    if changed and intent == "replace":
-                        for mid in b.ids_where(lambda x: itm.conflicts(x, it)):
-                            b.forget(mid)
-            except ValueError as e:
-                self._note("extraction candidate skipped: %s" % e)
-                continue
-            if not changed:
-                continue
-            self.stats["stored"] += 1
-            text.lines_merge(labels, it["summary_labels"])
+                except ValueError as e:
+                    self._note("extraction candidate skipped: %s" % e)
+                    continue
+                if not changed:
+                    continue
+                stored.append(it["id"])
+                if intent == "replace":
+                    for mid in b.ids_where(lambda x: x["id"] not in stored and itm.conflicts(x, it)):
+                        b.forget(mid)
+                text.lines_merge(labels, it["summary_labels"])
+        self.stats["stored"] += len(stored)
         return labels
 
     def stop(self):

@@ -36,6 +36,14 @@ def size(path):
     return -1 if st is None else st[6]
 
 
+def ignores_case(path):
+    """Whether the folder `path` is on a filesystem whose names ignore case (FAT; littlefs
+    and the host's Linux filesystems do not): a probe that writes nothing."""
+    head, _, name = path.rpartition("/")
+    other = name.lower() if name != name.lower() else name.upper()
+    return other != name and exists(head + "/" + other)
+
+
 def ends_torn(path):
     """Whether the file is not empty and does not end with a newline (a cut append)."""
     n = size(path)
@@ -94,8 +102,17 @@ def append(path, data):
     return start
 
 
+def write_at(path, offset, data):
+    """Write `data` at `offset` of the existing file `path` (over what is there) and close;
+    nothing is durable before the close, and on FAT a cut can leave part of it."""
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        write_all(f, data)
+
+
 def write_file(path, data):
-    """Create or overwrite `path` directly (for files that do not exist yet)."""
+    """Create or overwrite `path` directly (for files that do not exist yet, or whose old
+    contents may be lost by a power cut: littlefs keeps them until the close, FAT does not)."""
     with open(path, "wb") as f:
         write_all(f, data)
 
@@ -215,7 +232,7 @@ def read_bounded(path, limit):
     if n > limit:
         raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
     with open(path, "rb") as f:
-        return f.read(limit)
+        return f.read(n)  # MicroPython allocates what read() is asked for: the size, not the bound
 
 
 class Nothing:

@@ -3,7 +3,7 @@
 #
 #   >>> from claw_memory import inspect
 #   >>> inspect.sessions()            # every session: id, file, bytes, records, pending, blocked
-#   >>> inspect.history()             # the latest session's last 10 messages
+#   >>> inspect.history()             # the next request's session: its last 10 messages
 #   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
 #   >>> inspect.context()             # what the next request would carry, tokens per layer
@@ -11,8 +11,9 @@
 # Each function prints a compact table and returns None; with `rows=True` it prints nothing
 # and returns the rows (dicts) instead. Each takes an opened memory (`mem=`) or a data root
 # (`root=`, default: the one claw_memory.open() picks; opened once and reused). Looking never
-# creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root
-# without a long-term store (LITE) is opened in LITE mode, so nothing of the store is created.
+# creates a data root: a folder without `sessions/` and `memory/` raises OSError. A root is
+# opened in the mode its files show (paths.Layout.mode: LITE when MEMORY.md is there without
+# a store), so nothing of the store is created in a LITE root.
 
 import os
 
@@ -27,14 +28,13 @@ def _mem(root=None, mem=None):
     global _last
     if mem is not None:
         return mem
-    from .memory import FULL, LITE, Memory
+    from .memory import Memory
     from .paths import Layout
 
     lay = Layout(root)
     if _last is not None and _last[0] == lay.root:
         return _last[1]
-    mode = FULL if fsutil.exists(lay.records) else LITE
-    _last = (lay.root, Memory(lay.root, mode=mode, extract=False, create=False))
+    _last = (lay.root, Memory(lay.root, mode=lay.mode(), extract=False, create=False))
     return _last[1]
 
 
@@ -59,47 +59,6 @@ def _out(data, shown, cols, rows, title=None):
     return None
 
 
-def _chat_ids(mem):
-    """{file name: session id} of every session a chat map names, also those that have no
-    turn yet (`/session new`)."""
-    from .session import file_name
-
-    out = {}
-    d = mem.chats.dir
-    if not fsutil.is_dir(d):
-        return out
-    for name, is_dir in ilistdir(d):
-        if is_dir or not name.endswith(".json"):
-            continue
-        try:
-            key = text.json_value(fsutil.read_bounded(d + "/" + name, 4096))["chat_key"]
-            state = mem.chats.state(key) if isinstance(key, str) else None
-        except Exception:  # noqa: BLE001 -- a damaged map names no session
-            continue
-        for alias in state[1] if state else ():
-            sid = key + ":" + alias
-            try:
-                out[file_name(sid)] = sid
-            except ValueError:
-                pass
-    return out
-
-
-def _sessions(mem):
-    """One row per session, in the directory's order (thousands do not fit in RAM as a
-    list): the files first, then the sessions a chat map names that have no turn yet."""
-    ids = _chat_ids(mem)
-    for r in mem.sessions.list():
-        r["id"] = ids.get(r["file"])
-        yield r
-    from .session.format import PEND
-
-    d = mem.sessions.dir + "/"
-    for f, sid in ids.items():
-        if not fsutil.exists(d + f) and not fsutil.exists(d + f + PEND):
-            yield {"id": sid, "file": f, "bytes": 0, "records": 0, "pending": 0, "blocked": False}
-
-
 def _stream(rows, cols, widths, title=None):
     """Print rows (dicts) as they come, in columns of fixed widths (a longer value widens
     its own line only)."""
@@ -120,9 +79,9 @@ _WIDTHS = (36, 44, 7, 7, 7, 7)
 
 def sessions(root=None, rows=False, mem=None):
     """Every session: id (from the chat maps; None when no map names it), file, bytes,
-    records (pending included), pending, blocked, in the directory's order, printed as they
-    are read. Sessions a chat map names that have no turn yet have 0 records."""
-    it = _sessions(_mem(root, mem))
+    records (pending included), pending, blocked, printed as they are read (Sessions.list():
+    the sessions the chat maps name first, also those with no turn yet, then the others)."""
+    it = _mem(root, mem).sessions.list()
     if rows:
         return list(it)
     _stream((dict(r, id=r["id"] or "?") for r in it), _COLS, _WIDTHS)
@@ -136,42 +95,90 @@ def _mtime(path):
         return -1
 
 
-def _find(mem, session):
-    """(file name, session id or None) of a session given by id or file name; None for the
-    latest session (the one written last); (None, None) when there is no such session."""
-    from .session import file_name, is_log_name
+def _newest(mem):
+    """(file name, mtime) of the session written last, (None, -1) when there is none."""
+    from .session import is_log_name
     from .session.format import PEND
 
     d = mem.sessions.dir
-    ids = _chat_ids(mem)
+    best = None  # (mtime, file name): ties go to the name, so that the choice is stable
+    if fsutil.is_dir(d):
+        for name, is_dir in ilistdir(d):
+            log = name[: -len(PEND)] if name.endswith(PEND) else name
+            if is_dir or not is_log_name(log):
+                continue
+            key = (_mtime(d + "/" + name), log)
+            if best is None or key > best:
+                best = key
+    return (best[1], best[0]) if best else (None, -1)
+
+
+def _next(mem):
+    """(file name, session id) of the session the next request goes to, as the agent picks
+    it: the current session of the chat used last (its map or a session it names written
+    last; a map written as late as the newest session wins: `/session new` after a turn), or
+    the newest session when no chat names it; (None, None) when there is none. The maps are
+    streamed, one at a time."""
+    from .chats import map_file
+
+    log, t = _newest(mem)
+    best = owner = None  # (mtime, key, current alias) of the newest map; (key, current) of log's
+    for key, current, aliases in mem.chats.each():
+        mt = _mtime(mem.chats.dir + "/" + map_file(key))
+        if best is None or mt > best[0]:
+            best = (mt, key, current)
+        if log is not None and owner is None:
+            for a in aliases:
+                if _file(key + ":" + a) == log:
+                    owner = (key, current)
+                    break
+    if best is not None and best[0] >= t:
+        owner = best[1:]
+    if owner is None:
+        return log, None
+    sid = owner[0] + ":" + owner[1]
+    return _file(sid), sid
+
+
+def _file(sid):
+    from .session import file_name
+
+    try:
+        return file_name(sid)
+    except ValueError:  # an id no session can have
+        return None
+
+
+def _find(mem, session):
+    """(file name, session id or None) of a session given by id or file name; without one,
+    the session the next request goes to (_next); (None, None) when there is no such
+    session."""
+    from .session import is_log_name
+    from .session.format import PEND
+
     if session is None:
-        best = None
-        if fsutil.is_dir(d):
-            for name, is_dir in ilistdir(d):
-                log = name[: -len(PEND)] if name.endswith(PEND) else name
-                if is_dir or not is_log_name(log):
-                    continue
-                key = (_mtime(d + "/" + name), log)
-                if best is None or key > best:
-                    best = key
-        return (best[1], ids.get(best[1])) if best else (None, None)
+        return _next(mem)
     if not isinstance(session, str):
         return None, None
     if is_log_name(session):
-        f, sid = session, ids.get(session)
+        f, sid = session, None
+        for s in mem.chats.ids():  # streamed: stop at the first that names it
+            if _file(s) == f:
+                sid = s
+                break
     else:
-        try:
-            f, sid = file_name(session), session
-        except ValueError:
+        f, sid = _file(session), session
+        if f is None:
             return None, None
-    if f in ids or fsutil.exists(d + "/" + f) or fsutil.exists(d + "/" + f + PEND):
+    d = mem.sessions.dir + "/"
+    if fsutil.exists(d + f) or fsutil.exists(d + f + PEND) or (sid is not None and mem.chats.names(sid)):
         return f, sid
     return None, None
 
 
 def history(session=None, n=10, root=None, rows=False, mem=None):
     """The last `n` messages (0: all) of a session, given by id or file name; without one,
-    of the latest session. An unknown session is reported (ValueError with `rows=True`)."""
+    of the session the next request goes to (the chat maps say which). An unknown session is reported (ValueError with `rows=True`)."""
     m = _mem(root, mem)
     f, sid = _find(m, session)
     if f is None:
@@ -181,9 +188,8 @@ def history(session=None, n=10, root=None, rows=False, mem=None):
             raise ValueError(why)
         print(why)
         return None
-    msgs = m.sessions.messages(None, backend="", file=f, tokens=0)
-    if n:
-        msgs = msgs[-n:]
+    msgs = m.sessions.tail(None, n, backend="", file=f) if n else m.sessions.messages(
+        None, backend="", file=f, tokens=0)
     out = [messages.display(x) for x in msgs]
     shown = [dict(r, text=messages.cell(r["text"])) for r in out]
     return _out(out, shown, ("role", "text"), rows, "%s (%s): last %d" % (sid or "?", f, len(out)))
@@ -237,7 +243,7 @@ def stats(root=None, rows=False, mem=None):
         return sum(size(path + "/" + name) for name, is_dir in ilistdir(path))
 
     def each():
-        for r in _sessions(mem):
+        for r in mem.sessions.list():
             n = 0
             if r["bytes"] or r["pending"]:
                 for kind, fmt, raw in mem.sessions.records(file=r["file"]):
@@ -287,7 +293,8 @@ def _defs(tools):
 
 
 def context(session=None, system_prompt="", backend="openai", root=None, rows=False, mem=None):
-    """What one request on a session (id or file name; default the latest) would carry:
+    """What one request on a session (id or file name; default: the one the next request
+    goes to) would carry:
     the system prompt (`system_prompt` first, then each memory section), the history after
     the token budget, and the tool definitions, with estimated tokens per layer. `rows=True`:
     {"session", "system", "messages", "tools", "layers"}."""

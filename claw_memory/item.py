@@ -88,6 +88,47 @@ def from_obj(obj, raw=None):
     return out
 
 
+_TEXT_FIELDS = const((("source", SOURCE_MAX), ("content", CONTENT_MAX), ("tags", TAGS_MAX),
+                      ("keywords", KEYWORDS_MAX)))
+_NUM_FIELDS = const((("created_at", 0xFFFFFFFF), ("updated_at", 0xFFFFFFFF), ("access_count", _ACCESS_MAX)))
+FIELDS = const(("id", "source", "content", "tags", "keywords", "created_at", "updated_at",
+                "access_count", "deleted", "summary_ids"))
+
+
+def check(obj, extra=()):
+    """An item's fields as an exported item has them (an import bundle; `extra` other keys
+    allowed), checked as the memory tools check their arguments; ValueError naming the field
+    otherwise. The id
+    follows `check_id` (so it renders on one line, as data), texts are strings within
+    their byte bounds, the content not blank, numbers whole and in range."""
+    if not isinstance(obj, dict):
+        raise ValueError("an item is a JSON object")
+    for k in obj:
+        if k not in FIELDS and k not in extra:
+            raise ValueError("unknown field %s" % text.one_line("%s" % k, 40))
+    try:
+        check_id(obj.get("id"))
+    except ValueError as e:
+        raise ValueError("field id: %s" % e)
+    for name, limit in _TEXT_FIELDS:
+        v = obj.get(name, "")
+        if not isinstance(v, str) or len(v.encode()) > limit:
+            raise ValueError("field %s: a string of at most %d bytes" % (name, limit))
+    if not text.trim(obj["content"]):
+        raise ValueError("field content: required")
+    for name, hi in _NUM_FIELDS:
+        v = obj.get(name, 0)
+        if type(v) is not int or not 0 <= v <= hi:
+            raise ValueError("field %s: a whole number 0..%d" % (name, hi))
+    if type(obj.get("deleted", False)) is not bool:
+        raise ValueError("field deleted: true or false")
+    ids = obj.get("summary_ids", [])
+    if (not isinstance(ids, list) or len(ids) > MAX_LABELS
+            or any(type(v) is not int or not 0 <= v <= 0xFFFF for v in ids)):
+        raise ValueError("field summary_ids: at most %d whole numbers 0..65535" % MAX_LABELS)
+    return obj
+
+
 def to_json(item, labels=None):
     """The item's compact JSON in ESP-Claw's key order; `labels` (a list) adds
     `summary_labels` as tool results and compaction lines carry it."""

@@ -45,6 +45,7 @@ class Memory:
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
                                  session_limit, history_tokens=history_tokens, log=log)
+        self.sessions.names = lambda: self.chats.ids()  # list() gives the ids the chat maps name
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:
             self.profile.ensure()

@@ -4,7 +4,7 @@
 import os
 
 from ._compat import ENOENT, MICROPYTHON, const
-from .fsutil import is_dir, makedirs
+from .fsutil import exists, is_dir, makedirs
 
 # MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
 # "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes), so the root gets the rest.
@@ -37,7 +37,9 @@ def _mounted(path):
 
 
 def data_root(root=None):
-    """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd."""
+    """The data root: `root` if given, else `/sd` when mounted, else `/flash`, else the cwd.
+    A card at /sd is usually FAT, not power-loss safe (docs/DURABILITY.md): callers that want
+    the internal LittleFS with a card inserted pass the root."""
     if root is None:
         for cand in ("/sd", "/flash"):
             if _mounted(cand):
@@ -73,6 +75,14 @@ class Layout:
     def exists(self):
         """True when the root is a data root: it has `sessions/` or `memory/`."""
         return is_dir(self.sessions) or is_dir(self.memory)
+
+    def mode(self):
+        """The mode the root was used in, as the files show it: "lite" when `memory/` has
+        MEMORY.md and no store file (the user's document, which no store renders), else
+        "full" (a store, or nothing to tell by: claw_memory.open()'s default)."""
+        if exists(self.records) or exists(join(self.memory, STORE_INDEX)):
+            return "full"
+        return "lite" if exists(join(self.memory, MEMORY_MD)) else "full"
 
     def check(self):
         """Raise OSError(ENOENT) unless the root is a data root (creates nothing)."""

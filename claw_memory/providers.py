@@ -47,14 +47,15 @@ def profile(prof, log=None):
     """`Editable Profile Memory`: user, soul and identity documents with titles and paths.
     The path is the document's inside the data root (`memory/user.md`): ESP-Claw gives the
     absolute one, for its file tools; ours edit by name, and the mount point is no business
-    of the LLM's (nor should it change what a request costs)."""
+    of the LLM's (nor should it change what a request costs). Each document goes in as data
+    (text.nested: its headings under the section's, no control characters)."""
 
     def collect(request):
         parts = []
         for name in NAMES:
             body = text.trim(prof.read(name))
             if body:
-                parts.append("%s (memory/%s):\n%s\n\n" % (TITLES[name], FILES[name], body))
+                parts.append("%s (memory/%s):\n%s\n\n" % (TITLES[name], FILES[name], text.nested(body)))
         return "".join(parts) or None
 
     return ContextProvider(PROFILE, _guard(PROFILE, collect, log), SYSTEM_PROMPT)
@@ -70,13 +71,14 @@ def long_term(store, log=None):
 
 
 def long_term_lite(md_path, refresh=None, log=None):
-    """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits.
-    `refresh()` first brings it up to date when a long-term store renders it."""
+    """`Long-term Memory` (lite mode): the whole MEMORY.md, which the user edits, as data
+    (text.nested). `refresh()` first brings it up to date when a long-term store renders it."""
 
     def collect(request):
         if refresh is not None:
             refresh()
-        return lite_md.read(md_path)
+        body = lite_md.read(md_path)
+        return text.nested(body) if body else None
 
     return ContextProvider(LONG_TERM, _guard(LONG_TERM, collect, log), SYSTEM_PROMPT)
 

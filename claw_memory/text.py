@@ -12,6 +12,8 @@ from ._compat import MICROPYTHON, const
 _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
 _LINE_MAX = const(255)
+_DOC_BREAKS = const(("\r\n", "\r", "\x85", "\u2028", "\u2029"))
+_BREAK = const(" \u23ce ")  # what a line break becomes in a value rendered on one line: " ⏎ "
 
 # Full-width / CJK punctuation that the dedupe key ignores (ESP-Claw's list).
 _KEY_PUNCT = const("。，！？；：、（）【】《》“”‘’「」『』·…—－～\u3000．")
@@ -58,9 +60,10 @@ def _seq_len(b, i, n):
 
 def json_value(raw):
     """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
-    included). A leading UTF-8 BOM is skipped, as cJSON skips it. A NUL byte makes it no
-    JSON (MicroPython's parser stops there and takes what came before). MemoryError is not
-    swallowed."""
+    included). A key named twice in an object has its first value, as cJSON (ESP-Claw) reads
+    it, on every runtime. A leading UTF-8 BOM is skipped, as cJSON skips it. A NUL byte makes
+    it no JSON (MicroPython's parser stops there and takes what came before). MemoryError is
+    not swallowed."""
     if isinstance(raw, str):
         if raw[:1] == "\ufeff":
             raw = raw[1:]
@@ -75,11 +78,93 @@ def json_value(raw):
             return None
     raw = surrogates(raw)
     try:
-        return json.loads(raw)
+        v = json.loads(raw)
+        if _duplicates(raw, v):
+            v = json.loads(_first_keys(raw))
+        return v
     except MemoryError:
         raise
     except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
         return None
+
+
+def _duplicates(raw, v):
+    """Whether JSON text `raw` (parsed: `v`) may name a key twice in one object: its colons
+    outside strings (one per member) outnumber the members parsed. With a \\u003x escape
+    (maybe a colon) the count cannot tell: then it may."""
+    colon, esc = (":", "\\u003") if isinstance(raw, str) else (b":", b"\\u003")
+    n = raw.count(colon)
+    if isinstance(v, dict) and n == len(v):
+        return False  # (most records) one colon a member: no other member, no colon in text
+    if not n:
+        return False
+    if raw.find(esc) >= 0:
+        return True
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            n -= len(x)
+            for k in x:
+                n -= k.count(":")
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, str):
+            n -= x.count(":")
+    return n > 0
+
+
+def _first_keys(raw):
+    """JSON text `raw` (valid) without the members whose key an earlier member of the same
+    object has: cJSON's lookup (ESP-Claw's) finds the first, json.loads keeps the last."""
+    b = raw.encode() if isinstance(raw, str) else raw
+    out = bytearray()
+    seen = []  # per open container: the keys of an object, None for an array
+    mark = comma = 0  # b[mark:] not copied yet; the last comma
+    skip = 0  # depth of the object whose duplicate member is being left out (0: none)
+    key = False  # the next string is a key
+    i = 0
+    n = len(b)
+    while i < n:
+        c = b[i]
+        if c == 34:  # a string: find its closing quote
+            j = i + 1
+            while True:
+                j = b.find(b'"', j)
+                if j < 0:
+                    return b  # (no valid JSON)
+                k = j
+                while b[k - 1] == 92:
+                    k -= 1
+                if not (j - k) % 2:  # not escaped
+                    break
+                j += 1
+            if key and not skip:
+                name = json.loads(b[i : j + 1])
+                if name in seen[-1]:
+                    out += b[mark:comma]  # from its comma on, the member is left out
+                    skip = len(seen)
+                else:
+                    seen[-1].add(name)
+            key = False
+            i = j + 1
+            continue
+        if c == 123 or c == 91:  # { [
+            seen.append(set() if c == 123 else None)
+            key = c == 123
+        elif c == 125 or c == 93 or c == 44:  # } ] ,
+            if skip == len(seen):
+                skip = 0
+                mark = i
+            if c == 44:
+                key = seen[-1] is not None
+                comma = i
+            else:
+                seen.pop()
+        i += 1
+    out += b[mark:]
+    return bytes(out)
 
 
 def surrogates(raw):
@@ -159,6 +244,60 @@ def cut_bytes(s, max_bytes):
     while i > 0 and b[i] & 0xC0 == 0x80:
         i -= 1
     return b[:i].decode()
+
+
+def one_line(s, max_bytes=None):
+    """`s` rendered as data on one line: line breaks (CR, LF, NEL, U+2028, U+2029) shown as
+    " ⏎ ", other control characters (C0, DEL, C1) as spaces; then cut to `max_bytes`
+    UTF-8 bytes, on a character boundary. A value from outside (a file, a bundle, a chat id)
+    that goes into a prompt or MEMORY.md can then start no line of its own (no heading, no
+    fake entry)."""
+    if any(c < " " or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" for c in s):
+        s = s.replace("\r\n", "\n")
+        out = []
+        for c in s:
+            if c in "\n\r\x85\u2028\u2029":
+                out.append(_BREAK)
+            elif c < " " or "\x7f" <= c <= "\x9f":
+                out.append(" ")
+            else:
+                out.append(c)
+        s = "".join(out)
+    return s if max_bytes is None else cut_bytes(s, max_bytes)
+
+
+def nested(doc):
+    """A document (a profile, LITE's MEMORY.md) as data inside a prompt section: every line
+    break an LF (CR LF, CR, NEL, U+2028, U+2029 too), other control characters but tab
+    spaces, and each Markdown heading nested two levels deeper (`# Soul` becomes `### Soul`),
+    so that no line of it reads as a heading of the prompt itself (`## Core Request`)."""
+    # Documents go into every request (up to 40 KB): the work is on bytes (a str index walks
+    # a non-ASCII string), in C where it can be; only a document with a control character is
+    # rewritten character by character.
+    for b in _DOC_BREAKS:
+        if b in doc:
+            doc = doc.replace(b, "\n")
+    raw = doc.encode()
+    flat = raw.replace(b"\n", b"").replace(b"\t", b"")
+    if b"\xc2" in raw or b"\x7f" in raw or (flat and min(flat) < 32):  # C1 is \xc2\x80-\x9f
+        raw = "".join(" " if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" else c
+                      for c in doc).encode()
+    out = []
+    at = 0
+    i = raw.find(b"#")
+    while i >= 0:
+        start = raw.rfind(b"\n", 0, i) + 1
+        j = i
+        while raw[j : j + 1] == b"#":
+            j += 1
+        indent = i - start  # a heading: up to 3 spaces, hashes, then a space or the end
+        if indent <= 3 and raw[start:i] == b"   "[:indent] and raw[j : j + 1] in (b"", b" ", b"\t", b"\n"):
+            out.append(raw[at:i])
+            out.append(b"##")
+            at = i
+        i = raw.find(b"#", j)
+    out.append(raw[at:])
+    return b"".join(out).decode()
 
 
 def cut(s, n):

@@ -15,8 +15,8 @@
 # turns of one role itself), so that a history converted record by record and one converted
 # whole give the same messages.
 
-import json
 
+from . import text
 from ._compat import const, dumps
 from .core import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text  # noqa: F401 -- args_text also public here
 from .messages import as_dict, text_of
@@ -27,10 +27,7 @@ _ERROR = const("Error: ")  # a tool error in the text, for APIs without an error
 def _args_obj(args):
     """Tool arguments as an object; Anthropic rejects any other `input`."""
     if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return {}
+        args = text.json_value(args)  # a key named twice: its first value, as cJSON
     return args if isinstance(args, dict) else {}
 
 

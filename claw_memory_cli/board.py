@@ -11,7 +11,7 @@ import os
 import subprocess
 
 from . import hosttools
-from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress
+from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress, plural
 
 _CHUNK = 2048  # bytes per read round trip (mpremote's own cp uses 256)
 _WCHUNK = 2048  # bytes per write statement (mpremote uses 256)
@@ -42,6 +42,9 @@ def check_port(port):
     if port.startswith("/") and not os.path.exists(port):
         raise CliError("no board at %s: that serial port does not exist (is the board plugged in? "
                        "`mpremote connect list` lists the ports)" % port, EXIT_TOOL)
+    if os.path.isfile(port) or os.path.isdir(port):
+        raise CliError("no board at %s: it is a %s, not a serial port (`mpremote connect list` "
+                       "lists the ports)" % (port, "file" if os.path.isfile(port) else "folder"), EXIT_TOOL)
 
 
 def run(port, *args, timeout=120):
@@ -225,8 +228,8 @@ class Board:
         for d in dirs:
             os.makedirs(os.path.join(dest, *d.split("/")), exist_ok=True)
         total = sum(size for _, size in files)
-        with Progress(total, "reading", nbytes=True, status="reading %d files (%s) from %s" % (
-                len(files), human(total), where)) as bar:
+        with Progress(total, "reading", nbytes=True, status="reading %s (%s) from %s" % (
+                plural(len(files), "file"), human(total), where)) as bar:
             for path, size in files:
                 data = self.read(base + "/" + path, step=lambda n, p=path: bar.step(p, n))
                 with open(os.path.join(dest, *path.split("/")), "wb") as f:
@@ -247,8 +250,8 @@ class Board:
         for d in dirs:
             self.makedirs(dest + "/" + d if d else dest)
         total = sum(os.path.getsize(p) for _, p in files)
-        with Progress(total, "writing", nbytes=True, status="writing %d files (%s) to %s" % (
-                len(files), human(total), where)) as bar:
+        with Progress(total, "writing", nbytes=True, status="writing %s (%s) to %s" % (
+                plural(len(files), "file"), human(total), where)) as bar:
             for rel, path in files:
                 with open(path, "rb") as f:
                     self.write(dest + "/" + rel, f.read(), step=lambda n, r=rel: bar.step(r, n))

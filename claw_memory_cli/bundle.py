@@ -30,9 +30,11 @@ from claw_memory import fsutil
 from claw_memory import item as itm
 from claw_memory import profile as profile_mod
 from claw_memory import session as session_mod
+from claw_memory import text
 from claw_memory.messages import classify
 from claw_memory.profile import NAMES
 
+from . import guard
 from .ui import CliError, Progress
 
 FORMAT = "claw-memory-bundle"
@@ -72,9 +74,14 @@ def export(root, out_path, progress=True):
             (buf or sys.stdout).flush()
             return counts
         tmp_out = out_path + ".tmp"
-        with open(tmp_out, "w", encoding="utf-8") as f:
-            _export_lines(copy, counts, progress, f.write)
-        os.replace(tmp_out, out_path)
+        try:
+            with open(tmp_out, "w", encoding="utf-8") as f:
+                _export_lines(copy, counts, progress, f.write)
+            os.replace(tmp_out, out_path)
+        except BaseException:
+            if os.path.exists(tmp_out):
+                os.remove(tmp_out)  # no half bundle left beside the user's files
+            raise
         return counts
     finally:
         shutil.rmtree(copy, ignore_errors=True)
@@ -147,6 +154,38 @@ def _bad(n, why):
     raise CliError("not a valid bundle: line %d: %s" % (n, why))
 
 
+# The fields of each line type; any other field is refused (a bundle is checked whole, as the
+# tools check their arguments, before anything is written).
+_KEYS = {
+    "header": ("format", "version", "library", "exported_at"),
+    "profile": ("name", "content"),
+    "memory_md": ("content",),
+    "item": itm.FIELDS,
+    "chat_map": ("chat_key", "current_alias", "sessions"),
+    "session": ("file", "blocked", "records"),
+    "record": ("file", "kind", "backend", "message"),
+    "end": ("lines",),
+}
+_KEY_MAX = 512  # bytes of a chat key: a session id (it and its alias) is at most 512
+
+
+def _fields(n, obj):
+    kind = obj["type"]
+    allowed = _KEYS.get(kind)
+    if allowed is None:
+        _bad(n, "unknown line type %s" % text.one_line(kind, 40))
+    for k in obj:
+        if k != "type" and k not in allowed:
+            _bad(n, "%s: unknown field %s" % (kind, text.one_line(k, 40)))
+
+
+def _chat_key(key):
+    # One line, bounded, in the shape chats.chat_key makes: it names the chat's map file and
+    # becomes the session ids, whose channel and chat id reach the system prompt.
+    return (isinstance(key, str) and 0 < len(key.encode()) <= _KEY_MAX
+            and key.startswith(("chat:", "agent:")) and text.one_line(key) == key)
+
+
 def read(path):
     """Parse and validate a whole bundle; returns the parsed parts. Raises CliError."""
     try:
@@ -164,6 +203,7 @@ def read(path):
                 _bad(n, "not JSON")
             if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
                 _bad(n, "not an object with a type")
+            _fields(n, obj)
             objs.append(obj)
     if not objs or objs[0].get("type") != "header" or objs[0].get("format") != FORMAT:
         raise CliError("not a claw-memory bundle: the first line is not its header")
@@ -189,13 +229,14 @@ def read(path):
                 _bad(n, "memory_md needs a content")
             parts["memory_md"] = obj["content"]
         elif kind == "item":
-            it = itm.from_obj(obj)
-            if it is None or not it["content"].strip():
-                _bad(n, "item needs an id and a content")
+            try:
+                itm.check(obj, ("type",))
+            except ValueError as e:
+                _bad(n, "item: %s" % e)
             parts["items"].append(obj)
         elif kind == "chat_map":
             aliases = obj.get("sessions")
-            if (not isinstance(obj.get("chat_key"), str) or not isinstance(aliases, list) or not aliases
+            if (not _chat_key(obj.get("chat_key")) or not isinstance(aliases, list) or not aliases
                     or not all(chats_mod.valid_alias(a) for a in aliases)
                     or obj.get("current_alias") not in aliases or len(aliases) > chats_mod.MAX_SESSIONS):
                 _bad(n, "chat_map is not valid")
@@ -206,6 +247,8 @@ def read(path):
                 _bad(n, "session needs a session file name")
             if fname in parts["sessions"]:
                 _bad(n, "session %s appears twice" % fname)
+            if type(obj.get("blocked", False)) is not bool:
+                _bad(n, "session: field blocked: true or false")
             parts["sessions"][fname] = {"blocked": obj.get("blocked") is True, "records": [],
                                         "count": obj.get("records")}
         elif kind == "record":
@@ -225,7 +268,7 @@ def read(path):
                 _bad(n, "record message is not a chat record")
             s["records"].append((k, b, msg))
         else:
-            _bad(n, "unknown line type %r" % kind)
+            _bad(n, "%s line inside the bundle" % kind)
     for fname, s in parts["sessions"].items():
         if s["count"] != len(s["records"]):
             raise CliError("not a valid bundle: session %s announces %r records and has %d"
@@ -237,8 +280,14 @@ def import_(path, target, replace=False, progress=True):
     """Validate the bundle, build a data root from it beside `target`, move it into place."""
     parts = read(path)
     target = os.path.abspath(target)
-    if os.path.exists(target) and os.listdir(target) and not replace:
-        raise CliError("%s is not empty: import into a new folder, or pass --replace" % target)
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise CliError("%s is a file: import into a new folder" % target)
+    swap = os.path.exists(target) and os.listdir(target)
+    if swap and not replace:
+        raise CliError("%s is not empty: import into a new folder, or pass --replace to replace "
+                       "the data root there" % target)
+    if swap:
+        guard.removable(target, *guard.listing(target), "import --replace")
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".claw-import-", dir=parent)
@@ -264,13 +313,20 @@ def import_(path, target, replace=False, progress=True):
         if bar:
             bar.done()
         mem.close()
-        if os.path.exists(target):
-            old = target + ".replaced"
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(target, old)
-            os.rename(staging, target)
-            shutil.rmtree(old, ignore_errors=True)
+        if swap:
+            # Only the data root's two folders are replaced, as on a board: anything else
+            # in the folder (beside sessions/ and memory/) stays.
+            for name in ("sessions", "memory"):
+                dst = os.path.join(target, name)
+                shutil.rmtree(dst + ".replaced", ignore_errors=True)
+                if os.path.exists(dst):
+                    os.rename(dst, dst + ".replaced")
+                os.rename(os.path.join(staging, name), dst)
+                shutil.rmtree(dst + ".replaced", ignore_errors=True)
+            os.rmdir(staging)
         else:
+            if os.path.exists(target):
+                os.rmdir(target)  # empty
             os.rename(staging, target)
         staging = None
     finally:

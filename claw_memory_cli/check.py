@@ -13,8 +13,11 @@ import hashlib
 import os
 
 import claw_memory
+from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
 from claw_memory.session.format import IDX, LEFTOVERS, PEND
+
+from .ui import plural
 
 # A session's files: the log, its index, the pending turn, and leftovers of rewrites.
 _SUFFIXES = ("", IDX, PEND) + LEFTOVERS
@@ -26,8 +29,8 @@ def is_data_root(path):
 
 
 def mode_of(root):
-    """FULL when the root has a long-term store, else LITE (so that no store is created)."""
-    return "full" if os.path.exists(os.path.join(root, "memory", _RECORDS)) else "lite"
+    """The mode the root's files show (paths.Layout.mode), as claw_memory.open() would use it."""
+    return Layout(root).mode()
 
 
 def open_root(root, **kw):
@@ -59,10 +62,6 @@ def _snapshot(d, name):
     return out
 
 
-def _plural(n, word):
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
-
-
 def session_problems(name, r, before, after):
     """The problems of one session from its repair report and its files before and after
     the repair (a problem is something the repair changed)."""
@@ -74,24 +73,24 @@ def session_problems(name, r, before, after):
             name, r["torn_tail_bytes"]))
     if r.get("dropped"):
         out.append("%s: %s that %s no chat record (damaged or garbage), removed" % (
-            name, _plural(r["dropped"], "line"), "is" if r["dropped"] == 1 else "are"))
+            name, plural(r["dropped"], "line"), "is" if r["dropped"] == 1 else "are"))
     if r.get("pending_dropped"):
         out.append("%s%s: a torn or damaged line of the unfinished turn, removed" % (name, PEND))
     if r.get("pending_logged"):
         out.append("%s%s: %s already in the log (a cut after the turn was logged), removed" % (
-            name, PEND, _plural(r["pending_logged"], "record")))
+            name, PEND, plural(r["pending_logged"], "record")))
     if r.get("pending_unreadable"):
         out.append("%s%s: unreadable, removed" % (name, PEND))
     if r.get("index_entries_dropped"):
         out.append("%s: %s of the index dropped (bad or past the log)" % (
-            name, _plural(r["index_entries_dropped"], "entry").replace("entrys", "entries")))
+            name, plural(r["index_entries_dropped"], "entry", "entries")))
     if r.get("rebuilt_index"):
         out.append("%s: index unreadable or missing, rebuilt from the log" % name)
     if r.get("reindexed"):
         # Normal while an agent runs (it indexes every few turns and on close), but ESP-Claw
         # rejects a session whose index lags its log: worth a repair before a hand-over.
         out.append("%s: %s not in the index yet (indexed every 4 turns and on close), re-indexed" % (
-            name, _plural(r["reindexed"], "record")))
+            name, plural(r["reindexed"], "record")))
     explained = set()
     if any(r.get(k) for k in ("torn_tail_bytes", "dropped", "index_entries_dropped", "rebuilt_index",
                               "reindexed")):
@@ -113,7 +112,7 @@ def store_problems(st):
     if st is None:
         return out
     if st.get("bad_lines"):
-        out.append("memory/%s: %s unreadable, dropped" % (_RECORDS, _plural(st["bad_lines"], "line")))
+        out.append("memory/%s: %s unreadable, dropped" % (_RECORDS, plural(st["bad_lines"], "line")))
     index = st.get("index", "ok")
     # A root whose store has no records yet needs no index: nothing to rebuild from.
     if index != "ok" and not (index == "missing" and not st.get("records_bytes")):

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import hosttools
+from . import guard, hosttools
 from .ui import EXIT_TOOL, CliError
 
 # The MicroPython side ships inside this package (package data): the demo script, the offline
@@ -22,10 +22,14 @@ RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 
 
 def run(args):
+    if args.keep and os.path.exists(args.keep) and not os.path.isdir(args.keep):
+        raise CliError("--keep %s: it is a file; give a folder (its data root goes in %s/root)"
+                       % (args.keep, args.keep))
     base = args.keep or tempfile.mkdtemp(prefix="claw-demo-")
     os.makedirs(base, exist_ok=True)
     root = os.path.join(base, "root")
-    if os.path.exists(root):
+    if os.path.exists(root):  # a kept demo's data root, replaced: nothing else
+        guard.removable(root, *guard.listing(root), "demo --keep")
         shutil.rmtree(root)
     try:
         if args.llm == "offline":
@@ -48,12 +52,16 @@ def run(args):
             sys.path.insert(0, RUNTIME)
             import demo
 
-            asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
+            try:
+                asyncio.run(demo.main(root, args.llm, args.base_url, args.model))
+            except demo.Unreachable as e:
+                raise CliError("the demo stopped: %s at %s did not answer: %s" % (
+                    args.llm, args.base_url or "its default URL", e))
         print("\n== claw-memory inspect %s ==" % root)
         sys.stdout.flush()
-        from . import main
+        from . import views
 
-        rc = main.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
+        rc = views.cmd_inspect(argparse.Namespace(root=root, port=None, device_root=None, json=False,
                                                  last=8))
         sys.stdout.flush()
         if args.keep:

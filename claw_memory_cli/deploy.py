@@ -192,6 +192,7 @@ def _install_ca(port, text):
 
 def cmd_deploy(args):
     port = args.port
+    board.check_port(port)  # before minutes of compiling
     result = {"port": port}
     ca = ca_bundle(args)  # first: a host that cannot be verified stops before the board
     if args.ca_only:

@@ -14,6 +14,7 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify), failed, or no data root there
 EXIT_USAGE = 2
 EXIT_TOOL = 3  # a needed host tool, the board, or the library on the board is not available
+EXIT_PIPE = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, as cat or git end then
 
 
 class CliError(Exception):
@@ -22,6 +23,17 @@ class CliError(Exception):
     def __init__(self, message, code=EXIT_PROBLEMS):
         super().__init__(message)
         self.code = code
+
+
+def plural(n, word, many=None):
+    """`1 session`, `2 sessions` (`many`: the plural when it is not word + "s")."""
+    return "%d %s" % (n, word if n == 1 else many or word + "s")
+
+
+def counts(c):
+    """What a bundle holds, in words (export, import)."""
+    return "%s (%s), %s, %s" % (plural(c["sessions"], "session"), plural(c["records"], "record"),
+                                plural(c["items"], "item"), plural(c["chat_maps"], "chat map"))
 
 
 def _tty(stream):

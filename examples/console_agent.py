@@ -1,8 +1,11 @@
 # A console agent with memory: type to it, it remembers across sessions and reboots.
 #
-# On a board (claw_memory deployed or frozen in; aiohttp for a real model):
+# On a board or the virtual board (claw_memory deployed or frozen in; aiohttp for a real model):
 #     mpremote cp examples/console_agent.py :main.py    # runs at every boot
 #     mpremote                                          # then Ctrl-D (soft reset) to start it
+# or, to try it without main.py: `mpremote cp examples/console_agent.py :` then `mpremote`
+# and `import console_agent` at the REPL. (`mpremote run` sends the script but not your
+# keystrokes: input() would wait for ever.)
 # Under the unix port, from the repository root:
 #     MICROPYPATH=.frozen:. .venv/bin/micropython examples/console_agent.py [DATA_ROOT]
 #

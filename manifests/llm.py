@@ -8,6 +8,7 @@ package(
     "claw_memory",
     files=(
         "llm/__init__.py",
+        "llm/answer.py",
         "llm/base.py",
         "llm/certs.py",
         "llm/clients.py",

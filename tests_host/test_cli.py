@@ -312,7 +312,7 @@ def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     _build(root)
     (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
     rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
-    assert rc == 0 and "1 chat maps" in out
+    assert rc == 0 and "1 chat map" in out and "chat maps" not in out
 
 
 def test_a_folder_that_is_not_a_data_root_is_said_so_and_left_alone(tmp_path, capsys):
@@ -338,7 +338,9 @@ def test_init_creates_a_data_root_once(tmp_path, capsys):
     rc, out, _ = _run(capsys, "init", str(root))
     assert rc == 0 and "created a full data root at %s" % root in out
     assert sorted(os.listdir(root)) == ["memory", "sessions"]
-    assert sorted(os.listdir(root / "memory")) == ["identity.md", "soul.md", "user.md"]
+    assert sorted(os.listdir(root / "memory")) == [
+        "MEMORY.md", "identity.md", "memory_digest.log", "memory_index.json", "memory_records.jsonl",
+        "soul.md", "user.md"], "the store's initial files: the root shows it is FULL"
     before = _digest(root)
     rc, out, _ = _run(capsys, "init", str(root), "--json")
     assert rc == 0 and json.loads(out) == {"root": str(root), "created": False}
@@ -451,3 +453,46 @@ def test_export_of_a_lite_root_keeps_its_memory_md(tmp_path, capsys):
     rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
     assert rc == 0, err
     assert (tmp_path / "copy" / "memory" / "MEMORY.md").read_text() == "# Long-term Memory\n\n- Ada likes tea\n"
+
+
+def test_every_view_agrees_with_open_on_the_mode_of_a_root(tmp_path, capsys):
+    full_tools = len(claw_memory.open(str(tmp_path / "probe"), extract=False).tools())
+    lite_tools = len(claw_memory.open(str(tmp_path / "probe2"), "lite", extract=False).tools())
+    assert full_tools > lite_tools
+
+    def views(root):
+        rc, out, _ = _run(capsys, "inspect", str(root), "--json")
+        mode = json.loads(out)["mode"]
+        rc, out, _ = _run(capsys, "context", str(root), "--json")
+        from claw_memory import inspect as insp
+
+        insp._last = None
+        return mode, len(json.loads(out)["tools"]), insp._mem(str(root)).mode
+
+    for mode, tools in (("full", full_tools), ("lite", lite_tools)):
+        root = tmp_path / mode
+        rc, out, _ = _run(capsys, "init", str(root), "--mode", mode)
+        assert rc == 0 and "created a %s data root" % mode in out
+        assert views(root) == (mode, tools, mode), "init"
+        for layer in ("long-term", "all"):
+            assert _run(capsys, "wipe", str(root), "--layer", layer, "--yes")[0] == 0
+            assert views(root) == (mode, tools, mode), "after wipe --layer %s" % layer
+    # A root the agent opened with claw_memory.open() and nothing else: FULL, as open()'s default.
+    claw_memory.open(str(tmp_path / "agent"), extract=False).close()
+    assert views(tmp_path / "agent") == ("full", full_tools, "full")
+
+
+def test_context_and_inspect_follow_the_chat_map(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    mem = claw_memory.open(str(root), extract=False)
+    assert "project-a" in mem.session_command("web", "local", "new project-a")
+    mem.close()
+    rc, out, _ = _run(capsys, "context", str(root), "--json")
+    assert rc == 0 and json.loads(out)["session"] == "chat:web:local:project-a", "the next request's session"
+    assert json.loads(out)["messages"] == []
+    rc, out, _ = _run(capsys, "context", str(root), "--session", SID, "--json")
+    assert rc == 0 and json.loads(out)["session"] == SID, "--session still picks one"
+    rc, out, _ = _run(capsys, "inspect", str(root), "--json")
+    ids = [s["id"] for s in json.loads(out)["sessions"]]
+    assert ids == [SID, "chat:web:local:project-a"], ids

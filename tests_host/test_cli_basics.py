@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import claw_memory
 from claw_memory_cli import hosttools, main
 
@@ -92,8 +94,11 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
         p.stdout.close()  # as `| head -1` does
         err = p.stderr.read().decode()
         p.wait(60)
-        assert "Traceback" not in err and "BrokenPipe" not in err, err
-        assert p.returncode == 1
+        assert "Traceback" not in err and "BrokenPipe" not in err and not err, err
+        assert p.returncode == 141, "not 1 (problems found): 128 + SIGPIPE, as cat or git"
+    r = subprocess.run("set -o pipefail; cat /dev/zero | head -c 1 >/dev/null; echo $?", shell=True,
+                       executable="bash", capture_output=True, text=True)
+    assert r.stdout.strip() == "141", "what the usual tools give"
 
 
 def test_rich_tables_on_a_terminal_plain_text_and_json_otherwise(tmp_path, capsys, monkeypatch):
@@ -130,3 +135,27 @@ def test_progress_on_a_terminal_and_one_status_line_otherwise(capsys, monkeypatc
         bar.done()
     err = capsys.readouterr().err
     assert "reading 2 files" in err and "3.0/3.0 kB" in err and "\u2501" in err
+
+
+def test_port_before_the_command_and_short_version(capsys, tmp_path):
+    rc = main.main(["-p", "/dev/nonexistent-board", "inspect"])
+    assert rc == 3 and "no board at /dev/nonexistent-board" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main.main(["-p", "/dev/a", "inspect", "-p", "/dev/b"])
+    assert "two ports" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main.main(["-p", "/dev/a", "demo"])
+    assert "demo takes no board" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main.main(["-V"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("claw-memory ")
+
+
+def test_counts_are_said_in_words(tmp_path, capsys):
+    import claw_memory
+
+    mem = claw_memory.open(str(tmp_path / "r"), extract=False)
+    mem.sessions.persist(mem.chats.session_id("web", "u"), [(1, None, "hi")], turn_completed=True)
+    mem.close()
+    assert main.main(["export", str(tmp_path / "r"), "-o", str(tmp_path / "b.jsonl")]) == 0
+    assert ": 1 session (1 record), 0 items, 1 chat map" in capsys.readouterr().out

@@ -106,6 +106,21 @@ def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
     assert _mp(board, "import os; print(sorted(os.listdir('/flash/copy')))").strip() == "['memory', 'sessions']"
 
 
+def test_board_commands_that_remove_files_refuse_a_root_with_the_users_files(board, capsys, tmp_path):
+    bundle = str(tmp_path / "b.jsonl")
+    assert _cli(capsys, "export", "--port", board.port, "--device-root", DEV_ROOT, "-o", bundle)[0] == 0
+    root = "/flash/mine"
+    assert _cli(capsys, "init", "-p", board.port, "--device-root", root)[0] == 0
+    _mp(board, "f = open(%r, 'w'); f.write('mine'); f.close()" % (root + "/memory/notes.txt"))
+    ls = "import os; print(sorted(os.listdir(%r)), sorted(os.listdir(%r)))" % (root + "/memory", root + "/sessions")
+    before = _mp(board, ls)
+    assert "notes.txt" in before
+    for argv in (["import", bundle, "--replace"], ["wipe", "--yes"]):
+        rc, out, err = _cli(capsys, *argv[:1], *argv[1:], "-p", board.port, "--device-root", root)
+        assert rc == 1 and "memory/notes.txt is not claw_memory's" in err, (argv, err)
+    assert _mp(board, ls) == before, "nothing deleted"
+
+
 def test_verify_and_repair_agree_on_the_board(board, capsys):
     root = "/flash/damaged"
     rc, out, err = _cli(capsys, "init", "-p", board.port, "--device-root", root)

@@ -49,7 +49,7 @@ def test_console_agent(tmp_path):
 
 def test_lite_mode(tmp_path):
     out = _micropython("lite_mode.py", cwd=str(tmp_path))
-    assert "== Long-term Memory ==\n# Long-term Memory\n\n- Ada is allergic to peanuts." in out
+    assert "== Long-term Memory ==\n### Long-term Memory\n\n- Ada is allergic to peanuts." in out
     assert "Name: Ada. Prefers short answers." in out
     assert "user: Hello!\nassistant: Hi Ada, how can I help?" in out
     assert "== tools ==\nprofile_read, profile_update" in out, "no memory tools in LITE mode"

@@ -133,6 +133,7 @@ def test_from_config():
     assert isinstance(llm.from_config("openai"), llm.OpenAI)
     assert isinstance(llm.from_config("openai_compatible"), llm.OpenAI)
     assert isinstance(llm.from_config("anthropic", model="x"), llm.Anthropic)
+    assert isinstance(llm.from_config("anthropic_compatible"), llm.Anthropic)
     assert llm.from_config("anthropic", model="x").model == "x"
     assert isinstance(llm.from_config("openai_responses"), llm.OpenAIResponses)
     assert llm.OpenAI.backend == "openai" and llm.Anthropic.backend == "anthropic"
@@ -222,6 +223,26 @@ def test_openai_tool_call_arguments_as_object_and_missing_id(srv):
     assert isinstance(call.arguments, str)
     assert call.id
     assert json.loads(r.raw)["tool_calls"][0]["id"] == call.id  # replayable with its result
+
+
+NO_ID = {"anthropic": {"content": [{"type": "tool_use", "name": "t", "input": {}}]},
+         "openai_responses": {"status": "completed",
+                              "output": [{"type": "function_call", "name": "t", "arguments": "{}"}]}}
+
+
+@pytest.mark.parametrize("backend", sorted(NO_ID))
+def test_a_tool_call_without_an_id_gets_one_on_every_backend(srv, backend):
+    # (OpenAI's case is the test above) the result can then be paired with its call
+    srv.json(NO_ID[backend])
+    r = chat(client(srv, backend))
+    call = r.tool_calls[0]
+    assert call.id and call.name == "t"
+    raw = json.loads(r.raw)
+    if backend == "anthropic":
+        assert raw["content"][0]["id"] == call.id
+    else:
+        assert raw["tool_calls"][0]["id"] == call.id
+        assert raw["_claw_provider_state"]["output"][0]["call_id"] == call.id
 
 
 def test_anthropic_tool_call(srv):
@@ -619,6 +640,25 @@ def test_an_answer_outside_2xx_is_an_http_error_with_the_api_message(srv, backen
     assert str(e) == "%s: HTTP 429: quota exceeded" % backend
 
 
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_redirect_is_followed_and_the_key_stays_home(backend):
+    # Issue 24 item 5: CPython's aiohttp followed a redirect to another origin with the API
+    # key (Anthropic's x-api-key is not a header it strips) and took that host's answer.
+    with LLMServer() as home, LLMServer() as other:
+        other.fallback = LLMServer.spec_reply("the other host's answer")
+        for status in REDIRECTS:
+            target = other.url + PATHS[backend]
+            home.redirect(status, target)
+            e = fails(client(home, backend, api_key="sk-secret"))
+            assert (e.kind, e.status) == ("http", status), (status, e)
+            assert "redirect" in str(e) and target in str(e), str(e)
+        assert len(home.requests) == len(REDIRECTS)
+        assert other.requests == []  # neither the key nor the conversation went there
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, backend):
     srv.reply("ok")
@@ -637,6 +677,68 @@ def test_an_answer_over_max_answer_is_malformed(srv, backend):
     assert e.kind == "malformed" and "answer over 4000 bytes" in str(e), e
     srv.reply("x" * 3000)
     assert chat(c).text == "x" * 3000
+
+
+def _raw_server(answers):
+    """One connection per answer: reads the request, sends these raw bytes, closes."""
+    import threading
+
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(8)
+
+    def serve():
+        with lst:
+            for data in answers:
+                conn, _ = lst.accept()
+                with conn:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf:
+                        buf += conn.recv(4096)
+                    head, _, rest = buf.partition(b"\r\n\r\n")
+                    n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                    while len(rest) < n:
+                        rest += conn.recv(65536)
+                    try:
+                        conn.sendall(data)
+                    except OSError:  # the client stopped reading
+                        pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return "http://127.0.0.1:%d/v1" % lst.getsockname()[1]
+
+
+def test_lines_that_never_end_are_malformed_answers():
+    # Issue 24 item 8 on CPython: aiohttp bounds the lines itself; its refusal is a
+    # malformed answer (as on MicroPython), quoted in a few hundred characters, not kilobytes
+    endless = b"y" * (1 << 20)
+    te = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answers = [b"HTTP/1.1 200 " + endless, b"HTTP/1.1 200 OK\r\nX-Big: " + endless,
+               te + b"1" + endless, te + b"2\r\n{}" + endless, te + b"2\r\n{}\r\n0\r\nX-T: " + endless]
+    url = _raw_server(answers)
+    for data in answers:
+        e = fails(llm.from_config("openai", base_url=url, timeout=5))
+        assert e.kind == "malformed" and len(str(e)) < 400, (data[:60], e)
+
+
+def test_max_answer_at_its_exact_edge():
+    # Content-Length, chunked and to the end of the stream: max_answer bytes are read,
+    # one more is refused
+    shape = b'{"choices":[{"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}]}'
+    n = 4096
+    ok = shape % (b"x" * (n - len(shape % b"")))
+    bodies = {"length": lambda b: b"Content-Length: %d\r\n\r\n%s" % (len(b), b),
+              "chunked": lambda b: b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(b), b),
+              "eof": lambda b: b"Connection: close\r\n\r\n" + b}
+    answers = []
+    for frame in bodies.values():
+        answers += [b"HTTP/1.1 200 OK\r\n" + frame(ok), b"HTTP/1.1 200 OK\r\n" + frame(ok + b" ")]
+    url = _raw_server(answers)
+    for kind in bodies:
+        c = llm.from_config("openai", base_url=url, timeout=5, max_answer=n)
+        assert chat(c).text == "x" * (n - len(shape % b"")), kind
+        e = fails(c)
+        assert e.kind == "malformed" and "answer over 4096 bytes" in str(e), (kind, e)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -1002,6 +1104,39 @@ def test_tls_verifies_the_server(certs, backend):
         assert chat(client(bad, backend, insecure=True, log=logs.append)).text == "secure"
         assert len(logs) == 1 and "verification is OFF (insecure=True)" in logs[0]
         assert bad.last().headers.get("authorization", bad.last().headers.get("x-api-key"))
+
+
+def test_a_damaged_certificate_in_the_ca_bundle_is_skipped_and_logged(certs, tmp_path):
+    # Issue 24 item 11: one damaged base64 block failed every client ("incorrect padding")
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    with open(certs.wrong_ca, "rb") as f:
+        other = f.read()
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(tlscerts.bad_bundle(ca))
+    with LLMServer(ssl=tlscerts.server_context(certs.server_cert, certs.server_key)) as srv:
+        srv.fallback = LLMServer.spec_reply("secure")
+        for ca_arg in (str(bundle), bundle.read_bytes()):
+            logs = []
+            c = client(srv, "anthropic", ca=ca_arg, log=logs.append)
+            assert chat(c).text == "secure"
+            where = str(bundle) if isinstance(ca_arg, str) else "(%d bytes)" % len(ca_arg)
+            assert [ln.split(" skipped: ")[0] for ln in logs] == [
+                "anthropic: CA bundle %s: certificate %d (line %d)" % (where, n, line)
+                for n, line in ((1, 1), (2, 5), (4, 8 + ca.count(b"\n")))], logs
+            assert "bad base64" in logs[0] and "cut short" in logs[2], logs
+        # what is left trusts only what it should: another server is still refused
+        only_other = tmp_path / "other.pem"
+        only_other.write_bytes(tlscerts.bad_bundle(other))
+        e = fails(client(srv, "openai", ca=str(only_other)))
+        assert e.kind == "tls" and len(srv.requests) == 2, e  # nothing sent
+    nothing = tmp_path / "nothing.pem"
+    nothing.write_bytes(tlscerts.damaged(ca) + tlscerts.damaged(other))
+    logs = []
+    with pytest.raises(ValueError) as info:
+        llm.from_config("openai", base_url="https://127.0.0.1:1/v1", ca=str(nothing), log=logs.append)
+    assert str(info.value) == "openai: no usable certificate in the CA bundle %s" % nothing
+    assert len(logs) == 2 and all(str(nothing) in ln for ln in logs), logs
 
 
 def test_https_to_a_plain_http_server_is_a_tls_error(srv, certs):

@@ -190,7 +190,7 @@ def test_a_callers_header_replaces_the_clients_own_whatever_its_case(srv, tmp_pa
 def test_big_answer_of_100_kb(srv, tmp_path, backend):
     text = ("0123456789abcdeé" * 6400)[:100000]
     srv.reply(text)
-    (r,), end = probe(tmp_path, [step(srv, backend)])
+    (r,), end = probe(tmp_path, [step(srv, backend, max_answer=131072)])
     assert r["ok"], r
     assert r["text"] == text
     no_leak(end)
@@ -211,6 +211,31 @@ def test_http_errors(srv, tmp_path, backend):
     assert "Incorrect API key provided" in rs[0]["msg"] and backend in rs[0]["msg"]
     assert "The server had an error" in rs[1]["msg"]
     assert "<html>xxx" in rs[2]["msg"] and "</html>" not in rs[2]["msg"]
+    no_leak(end)
+
+
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages",
+         "openai_responses": "/v1/responses"}
+
+
+def test_no_redirect_is_followed_and_the_key_stays_home(tmp_path):
+    # Issue 24 item 5 under MicroPython (micropython-lib's aiohttp writes the request, our
+    # transport reads the answer): every backend, every redirect status.
+    with LLMServer() as home, LLMServer() as other:
+        other.fallback = LLMServer.spec_reply("the other host's answer")
+        steps, want = [], []
+        for backend in BACKENDS:
+            for status in (301, 302, 303, 307, 308):
+                target = other.url + PATHS[backend]
+                home.redirect(status, target)
+                steps.append(step(home, backend, api_key="sk-secret"))
+                want.append((status, target))
+        rs, end = probe(tmp_path, steps)
+        assert len(home.requests) == len(steps)
+        assert other.requests == []  # neither the key nor the conversation went there
+    for r, (status, target) in zip(rs, want):
+        assert (r["kind"], r["status"]) == ("http", status), r
+        assert "redirect to %s not followed" % target in r["msg"], r
     no_leak(end)
 
 
@@ -283,7 +308,10 @@ def _raw_server(answers):
                 while len(rest) < n:
                     rest += conn.recv(65536)
                 got.append((head, rest))
-                conn.sendall(data)
+                try:
+                    conn.sendall(data)
+                except OSError:  # the client stopped reading (an answer it refused)
+                    pass
         lst.close()
 
     threading.Thread(target=serve, daemon=True).start()
@@ -307,7 +335,7 @@ def test_raw_http_answers(tmp_path):
     rs, end = probe(tmp_path, [step(None, "openai", base_url=url)] * len(answers))
     assert rs[0]["ok"] and rs[0]["text"] == "hi there"
     assert rs[1]["ok"] and rs[1]["text"] == "hi there"
-    assert rs[2]["kind"] == "malformed" and "answer over 524288 bytes" in rs[2]["msg"]
+    assert rs[2]["kind"] == "malformed" and "answer over 16384 bytes" in rs[2]["msg"]
     assert rs[3]["kind"] == "network" and "not an HTTP answer" in rs[3]["msg"]
     assert rs[4]["kind"] == "malformed" and "bad Content-Length" in rs[4]["msg"]
     assert rs[5]["kind"] == "network" and "in the answer's headers" in rs[5]["msg"]
@@ -316,6 +344,97 @@ def test_raw_http_answers(tmp_path):
     assert "\r\nHost: 127.0.0.1:%s\r\n" % url.split(":")[2].split("/")[0] in head + "\r\n"
     assert "Connection: close" in head and "User-Agent: claw_memory" in head
     assert json.loads(got[0][1])["messages"][-1] == {"role": "user", "content": "hi"}
+    no_leak(end)
+
+
+def _ok_answer(size):
+    """An OpenAI answer of exactly `size` bytes (its text is "x" * something)."""
+    shape = '{"choices":[{"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}]}'
+    return (shape % ("x" * (size - len(shape % "")))).encode()
+
+
+def _chunks(body, size=1000):
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                    for i in range(0, len(body), size))
+
+
+def _head(size, status=b"HTTP/1.1 200 OK\r\n", more=b""):
+    """A status line, headers and the empty line: `size` bytes in all (padded by X-Pad)."""
+    fixed = status + more + b"X-Pad: \r\n" + b"\r\n"
+    return status + more + b"X-Pad: " + b"p" * (size - len(fixed)) + b"\r\n\r\n"
+
+
+def test_every_limit_is_enforced_while_reading_at_its_exact_edge(tmp_path):
+    # Issue 24 item 8: each limit of the answer reader, one byte under (or at) it and one
+    # byte over, and lines or bodies that never end, in a heap far smaller than them: an
+    # LLMError "malformed" every time, never a MemoryError (asyncio's readline() held a line
+    # of any length). The limits: 16 KiB of status line + headers (transport._HEAD_MAX), the
+    # same for a chunked body's trailers, 1 KiB per chunk size line (_CHUNK_LINE), and the
+    # answer body (max_answer: the 16 KiB default, and a smaller one set by the caller).
+    small = 4096
+    ok_small, ok_default = _ok_answer(small), _ok_answer(16384)
+    endless = b"y" * (2 << 20)  # 2 MiB: twice the heap of the probe
+    te = b"Transfer-Encoding: chunked\r\n"
+    one = _chunks(ok_small[:small - 1]) + b"1\r\n}\r\n"
+    size = b"%x;" % small
+
+    def size_line(n):  # the chunk size with an extension: n bytes in all
+        return size + b"e" * (n - len(size) - 2) + b"\r\n"
+
+    cases = [  # (name, answer, max_answer, ok)
+        ("head at 16384", _head(16384, more=b"Content-Length: %d\r\n" % small) + ok_small, small, True),
+        ("head at 16385", _head(16385, more=b"Content-Length: %d\r\n" % small) + ok_small, small, False),
+        ("endless header line", b"HTTP/1.1 200 OK\r\nX-Big: " + endless, small, False),
+        ("endless status line", b"HTTP/1.1 200 " + endless, small, False),
+        ("chunk size line at 1024", _head(100, more=te) + size_line(1024) + ok_small + b"\r\n0\r\n\r\n", small, True),
+        ("chunk size line at 1025", _head(100, more=te) + size_line(1025) + ok_small + b"\r\n0\r\n\r\n", small, False),
+        ("endless chunk size line", _head(100, more=te) + b"1" + endless, small, False),
+        ("no CRLF after a chunk", _head(100, more=te) + b"2\r\n{}" + endless, small, False),
+        ("trailers at 16384", _head(100, more=te) + one + b"0\r\n" + _head(16384, status=b""), small, True),
+        ("trailers at 16385", _head(100, more=te) + one + b"0\r\n" + _head(16385, status=b""), small, False),
+        ("endless trailer", _head(100, more=te) + one + b"0\r\nX-T: " + endless, small, False),
+        ("Content-Length at the default", _head(100, more=b"Content-Length: 16384\r\n") + ok_default, None, True),
+        ("Content-Length over the default", _head(100, more=b"Content-Length: 16385\r\n") + ok_default + b" ", None, False),
+        ("Content-Length at max_answer", _head(100, more=b"Content-Length: %d\r\n" % small) + ok_small, small, True),
+        ("Content-Length over max_answer", _head(100, more=b"Content-Length: %d\r\n" % (small + 1)) + ok_small + b" ", small, False),
+        ("bad chunk size", _head(100, more=te) + b"zz\r\n" + ok_small + b"\r\n0\r\n\r\n", small, False),
+        ("chunked at max_answer", _head(100, more=te) + one + b"0\r\n\r\n", small, True),
+        ("chunked over max_answer", _head(100, more=te) + one + b"1\r\n \r\n0\r\n\r\n", small, False),
+        ("to the end at the default", _head(100) + ok_default, None, True),
+        ("to the end over the default", _head(100) + ok_default + b" ", None, False),
+        ("to the end at max_answer", _head(100) + ok_small, small, True),
+        ("to the end over max_answer", _head(100) + ok_small + b" ", small, False),
+        ("endless body", _head(100) + endless, None, False),
+        ("endless body, chunked", _head(100, more=te) + _chunks(endless, 4000), None, False),
+    ]
+    url, got = _raw_server([c[1] for c in cases])
+    steps = []
+    for _, _, limit, _ in cases:
+        kw = {"base_url": url} if limit is None else {"base_url": url, "max_answer": limit}
+        steps.append(step(None, "openai", **kw))
+    rs, end = probe(tmp_path, steps, heap="1M")
+    for (name, _, limit, good), r in zip(cases, rs):
+        if good:
+            assert r["ok"] and r["text"].strip("x") == "", (name, r)
+            continue
+        assert (r.get("type"), r.get("kind")) == ("LLMError", "malformed"), (name, r)
+        over = {"head": "answer headers over 16384 bytes", "endless h": "answer headers over 16384",
+                "endless s": "answer headers over 16384", "chunk size": "a chunk size line over 1024",
+                "endless c": "a chunk size line over 1024", "no CRLF": "no CRLF after a chunk",
+                "trailers": "answer trailers over 16384", "endless t": "answer trailers over 16384",
+                "bad chunk": "bad chunk size"}
+        want = next((v for k, v in over.items() if name.startswith(k)),
+                    "answer over %d bytes" % (limit or 16384))
+        assert want in r["msg"], (name, r)
+    no_leak(end)
+
+
+def test_a_memory_error_is_not_disguised_as_a_network_error(srv, tmp_path):
+    # An answer the caller allowed (max_answer) but the heap cannot hold: MemoryError, as
+    # post() promises, so the agent sees the heap is short, not a "network" failure
+    srv.reply("m" * 300000)
+    (r,), end = probe(tmp_path, [step(srv, "openai", max_answer=1 << 20)], heap="256K")
+    assert r["type"] == "MemoryError", r
     no_leak(end)
 
 
@@ -335,6 +454,36 @@ def test_tls_with_the_right_ca_works(tls_srv, certs, tmp_path, backend):
     assert url_for(tls_srv, backend).startswith("https://127.0.0.1:")
     assert len(tls_srv.requests) == 3
     assert end["log"] == []
+    no_leak(end)
+
+
+def test_a_damaged_certificate_in_the_bundle_is_skipped(tls_srv, certs, tmp_path):
+    # Issue 24 item 11 with mbedTLS: the bundle's good certificate still verifies the server
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(tlscerts.bad_bundle(ca))
+    tls_srv.fallback = LLMServer.spec_reply("secure hello")
+    rs, end = probe(tmp_path, [step(tls_srv, b, ca=str(bundle)) for b in BACKENDS])
+    assert [r.get("text") for r in rs] == ["secure hello"] * 3, rs
+    assert len(end["log"]) == 9 and all(str(bundle) in ln for ln in end["log"]), end["log"]
+    no_leak(end)
+
+
+def test_a_bundle_with_endless_lines_is_read_in_bounded_pieces(tls_srv, certs, tmp_path):
+    # A damaged bundle may hold a line of any length (asyncio aside, a file's readline()
+    # holds it whole): 2 MiB lines, outside a block and inside one, in a 512 KiB heap
+    with open(certs.ca, "rb") as f:
+        ca = f.read()
+    bundle = tmp_path / "long.pem"
+    endless = b"A" * (2 << 20)
+    bundle.write_bytes(b"# " + endless + b"\n-----BEGIN CERTIFICATE-----\n" + endless
+                       + b"\n-----END CERTIFICATE-----\n" + ca)
+    tls_srv.fallback = LLMServer.spec_reply("secure hello")
+    (r,), end = probe(tmp_path, [step(tls_srv, "openai", ca=str(bundle))], heap="512K")
+    assert r.get("text") == "secure hello", r
+    assert end["log"] == ["openai: CA bundle %s: certificate 1 (line 2) skipped: over 16384 bytes "
+                          "of base64" % bundle], end["log"]
     no_leak(end)
 
 
@@ -459,7 +608,7 @@ def test_no_fd_leaked_across_a_mix_of_failures(srv, certs, tmp_path):
         srv.truncate(b"{", length=100)
         srv.error(401, "bad key")
         srv.garbage(b"<html>")
-        srv.reply("x" * 100000)
+        srv.reply("x" * 16000)
         tls.delay(5)
         tls.drop()
         tls.reply("fine")

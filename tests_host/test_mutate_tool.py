@@ -6,6 +6,8 @@ score leaves out equivalent and stale mutants."""
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
@@ -81,3 +83,13 @@ def test_the_mutant_list_is_well_formed():
         assert entry[1] != entry[2] and entry[3], entry
         if len(entry) == 5:
             assert entry[4].startswith("equivalent: ") and len(entry[4]) > 30, entry
+
+
+def test_llm_mutants_are_refused_without_micropython_lib(tmp_path, monkeypatch):
+    # Their MicroPython tests (TLS, sockets, the answer reader) would be skipped: the mutants
+    # would meet no test there and could survive unnoticed, or be scored killed by less.
+    assert mutate._LLM_MP in mutate.tests_for("llm/transport")
+    assert mutate._LLM_MP in mutate.tests_for("llm/certs")
+    monkeypatch.setenv("CLAW_MPLIB", str(tmp_path))  # no aiohttp in it
+    with pytest.raises(SystemExit, match="needs CLAW_MPLIB"):
+        mutate.main(["--module", "llm/transport", "--no-full"])

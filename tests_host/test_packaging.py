@@ -113,7 +113,7 @@ ok, out = asyncio.run(tools["profile_read"].handler('{"name":"user"}', req))
 assert ok and json.loads(out)["name"] == "user"
 assert mem.session_command("uart", "console", "new trip").startswith("Started")
 assert [m["content"] for m in got["Session History"][0].messages()] == ["hello", "hi"], got
-assert got["Long-term Memory"].startswith("# Long-term Memory")
+assert got["Long-term Memory"].startswith("### Long-term Memory")
 assert sorted(t for t in tools) == ["profile_read", "profile_update", "session_command"]
 mem.close()
 print("LOADED " + json.dumps(sorted(m for m in sys.modules if m.startswith("claw_memory"))))

@@ -113,6 +113,34 @@ def test_the_api_lines_paste_and_run(tmp_path):
     assert "NEW id" in api and "update()" in README
 
 
+def test_the_api_comments_say_what_the_calls_return(tmp_path, monkeypatch):
+    """Each expression line of the API block, run under CPython: none returns an iterator left
+    unused (a line that does nothing), and the comments' claims hold."""
+    import ast
+    import types
+
+    api = _blocks("python", "## Using it")[1]
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    got = {}
+    for node in ast.parse(api).body:
+        line = ast.get_source_segment(api, node)
+        if isinstance(node, ast.Expr):
+            value = eval(compile(ast.Expression(node.value), "api", "eval"), ns)
+            assert not isinstance(value, types.GeneratorType), "%s: an iterator, unused" % line
+            got[line] = value
+        else:
+            exec(compile(ast.Module([node], []), "api", "exec"), ns)
+    by_call = {l.split("  #")[0].strip(): v for l, v in got.items()}
+    sound = by_call["mem.sessions.verify(sid)"]
+    assert sound["rebuilt_index"] is False and sound["leftovers"] == []
+    assert all(v == 0 for k, v in sound.items() if isinstance(v, int) and not isinstance(v, bool)
+               and k != "records"), sound
+    assert all("id" in r for r in by_call["list(mem.sessions.list())"]), "each session's id"
+    assert by_call["mem.store.forget(item[\"id\"])"][1] is True
+    assert set(by_call["list(mem.store.labels())"][0]) == {"summary_id", "label", "ref_count"}
+
+
 @pytest.fixture
 def short_tmp():
     # On the board a data root path has at most 61 bytes (MICROPY_ALLOC_PATH_MAX); the

@@ -11,3 +11,8 @@ def test_clean_matches_cpython_strict_decoder():
 
 def test_lone_surrogates_from_cpython_are_dropped():
     assert text.clean("a\udcffb") == "ab"
+
+
+def test_a_key_named_twice_has_its_first_value_as_under_micropython():
+    assert text.json_value(b'{"role":"user","content":"c","role":"assistant"}') == {"role": "user", "content": "c"}
+    assert text.json_value('[{"a":{"b":1,"b":2},"a":3}]') == [{"a": {"b": 1}}]

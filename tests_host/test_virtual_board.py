@@ -300,3 +300,56 @@ def test_unmountable_image_stays_down(tmp_path):
     with pytest.raises(RuntimeError, match="cannot mount"):
         VirtualBoard(str(image)).start()
     assert image.read_bytes() == b"\0" * 4096 * 16
+
+
+def test_main_py_reads_the_console_as_on_a_board(tmp_path):
+    import serial
+
+    with VirtualBoard(str(tmp_path / "flash.img")) as b:
+        b.workdir = str(tmp_path)
+        write(b, "main.py", "name = input('you> ')\nprint('GOT', name)\n")
+        mpremote(b, "fs", "cp", "main.py", ":main.py")
+        reboots = b.reboots
+        mpremote(b, "resume", "reset")  # a hard reset boots into main.py, as a power-on does
+        deadline = time.monotonic() + 10
+        while b.reboots == reboots and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with serial.Serial(b.port, 115200, timeout=0.2) as s:
+            seen = b""
+            while b"you> " not in seen and time.monotonic() < deadline:
+                seen += s.read(64)
+            assert b"you> " in seen, seen
+            s.write(b"Ada\r")
+            while b">>> " not in seen and time.monotonic() < deadline:
+                seen += s.read(64)
+        assert b"GOT Ada" in seen and seen.rstrip().endswith(b">>>"), seen
+        assert b.wait_ready(5), "then at the REPL"
+
+
+def test_the_console_agent_as_main_py(tmp_path):
+    """examples/console_agent.py copied as main.py, as its header says: typed to on the console."""
+    import serial
+
+    with VirtualBoard(str(tmp_path / "flash.img")) as b:
+        b.workdir = ROOT
+        mpremote(b, "fs", "cp", "examples/console_agent.py", ":main.py")
+        reboots = b.reboots
+        mpremote(b, "resume", "reset")
+        deadline = time.monotonic() + 30
+        while b.reboots == reboots and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+        def until(s, marker, seen=b""):
+            while marker not in seen and time.monotonic() < deadline:
+                seen += s.read(256)
+            assert marker in seen, seen
+            return seen
+
+        with serial.Serial(b.port, 115200, timeout=0.2) as s:
+            until(s, b"you> ")
+            s.write(b"remember: I like jasmine tea\r")
+            until(s, b"pip> Noted.")
+            s.write(b"what do you know?\r")
+            until(s, b"pip> I know: I like jasmine tea")
+            s.write(b"/quit\r")
+            until(s, b">>> ")

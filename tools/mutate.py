@@ -43,13 +43,18 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 _MP = "tests_host/mp/"
 _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test_session_repair.py",
             _MP + "test_session_opens.py", _MP + "test_session_powercut.py", _MP + "test_golden.py",
-            _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py"]
+            _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py",
+            _MP + "test_session_records.py", _MP + "test_session_pending.py",
+            "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
-           _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py"]
+           _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py",
+           _MP + "test_session_records.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
-          _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py"]
-_LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", "tests_host/test_llm_mp.py", _MP + "test_agent.py"]
+          _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py",
+          _MP + "test_prompt_values.py"]
+_LLM_MP = "tests_host/test_llm_mp.py"
+_LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
@@ -61,22 +66,26 @@ TESTS = {
     "store/": _STORE,
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
                _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
-    "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py",
+    "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py", _MP + "test_session_records.py",
+             "tests_host/test_text_cpython.py", _MP + "test_prompt_values.py",
              _MP + "test_store_items.py", _MP + "test_store_labels.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
-             _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py"],
+             _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
+             "tests_host/test_bundle_fields.py"],
     "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"],
     "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py"],
-    "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py"],
+    "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py",
+             _MP + "test_session_records.py"],
     "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
-    # the LLM clients: the MicroPython tests with micropython-lib's aiohttp run when CLAW_MPLIB
-    # is set (they are skipped otherwise)
+    # the LLM clients: test_llm_mp.py runs them under MicroPython with micropython-lib's
+    # aiohttp (TLS, sockets, the answer reader); it needs CLAW_MPLIB, and main() refuses to
+    # run mutants mapped to it without one rather than let them meet a skipped module
     "llm/": _LLM,
     "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
-    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
+    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py", _MP + "test_prompt_values.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 
@@ -398,6 +407,12 @@ def main(argv=None):
         return 1 if bad else 0
     todo = [m for m in mutants if m.status is None]
     tests_of = (lambda m: args.tests) if args.tests else (lambda m: tests_for(m.module))
+    lib = os.environ.get("CLAW_MPLIB", "")
+    if not os.path.isdir(os.path.join(lib, "python-ecosys", "aiohttp", "aiohttp")) and any(
+            _LLM_MP in tests_of(m) for m in todo):
+        sys.exit("mutate: %s is mapped to these mutants and needs CLAW_MPLIB, a micropython-lib "
+                 "tree with python-ecosys/aiohttp (see README, \"Tests\"); without it the LLM "
+                 "clients' TLS and socket paths meet no test" % _LLM_MP)
     print("mutate: %d mutants selected, %d to run, %d equivalent, %d stale/invalid" % (
         len(mutants), len(todo), sum(m.status == "equivalent" for m in mutants), len(bad)), flush=True)
 

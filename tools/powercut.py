@@ -6,8 +6,8 @@
     python tools/powercut.py --config lfs2-4096 --torn
 
 The workload (tests_host/support/workloads.py, `system`, the one the suite samples) goes through every write path: persist with
-tool records, session compaction and blocking, store, update, forget, recall, store
-compaction, profile edit, /session new, switch and delete. After each cut the flash is rebuilt
+tool records, session compaction and blocking, store, update, forget, recall, extraction
+results with several facts, store compaction, profile edit, /session new, switch and delete. After each cut the flash is rebuilt
 from the bytes that survived, the memory is opened (which recovers), and every invariant is
 checked: acknowledged data present and whole, nothing twice, catalog and keyword index
 consistent with the items, index consistent with the log, and the next turn works.

@@ -115,10 +115,9 @@ class _Client:
     backend = ""
     path = ""
     streams_history = True  # the agent hands the history over streamed (transport.Body)
-    max_answer = transport.MAX_ANSWER  # bytes of an answer read at most
 
     def __init__(self, base_url, model, api_key, timeout, max_tokens, headers, ca, insecure,
-                 log):
+                 log, max_answer):
         transport.aiohttp_module()  # a clear ImportError now, not a failed chat later
         transport.split_url(base_url)  # ValueError for anything but http(s)://host[:port]
         self.base_url = base_url.rstrip("/")
@@ -128,6 +127,7 @@ class _Client:
         self.max_tokens = max_tokens
         self.headers = headers or {}
         self.log = log
+        self.max_answer = max_answer  # bytes of an answer read at most (transport.MAX_ANSWER)
         self.tls = certs.tls_context(self.base_url, ca, insecure, log, self.backend)
         if api_key and log and transport.cleartext(self.base_url):
             log("%s: the API key goes to %s over plain http" % (self.backend, self.base_url))

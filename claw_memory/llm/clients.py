@@ -8,6 +8,7 @@ from ..messages import text_of
 from ..wire import ANTHROPIC, OPENAI, RESPONSES
 from ..messages import as_dict
 from .base import _Bad, _Client, _fill_ids, _tool_defs, _wire
+from .transport import MAX_ANSWER
 
 # -- OpenAI chat completions -----------------------------------------------------------------
 
@@ -29,8 +30,10 @@ class OpenAI(_Client):
         ca=None,
         insecure=False,
         log=None,
+        max_answer=MAX_ANSWER,
     ):
-        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log,
+                         max_answer)
 
     def _request(self, system, messages, tools):
         return _openai_body(system, messages, tools, self.model, self.max_tokens) + (self._bearer(),)
@@ -100,8 +103,10 @@ class Anthropic(_Client):
         ca=None,
         insecure=False,
         log=None,
+        max_answer=MAX_ANSWER,
     ):
-        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log,
+                         max_answer)
         self.version = version
 
     def _request(self, system, messages, tools):
@@ -174,8 +179,10 @@ class OpenAIResponses(_Client):
         ca=None,
         insecure=False,
         log=None,
+        max_answer=MAX_ANSWER,
     ):
-        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log)
+        super().__init__(base_url, model, api_key, timeout, max_tokens, headers, ca, insecure, log,
+                         max_answer)
         self.reasoning_effort = reasoning_effort
 
     def _request(self, system, messages, tools):

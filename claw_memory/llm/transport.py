@@ -11,17 +11,20 @@
 #   window is MicroPython's own: open_connection() does not close the socket when connect()
 #   fails at once (no route, e.g. Wi-Fi down); the ESP32's socket finaliser closes it at the
 #   next garbage collection, the unix port's socket has none.
+# - The answer: read on MicroPython by answer.py, every limit held while reading; no runtime
+#   follows a redirect.
 
 import asyncio
 
 from .._compat import MICROPYTHON, const, dumps
 from ..core import LLMError
 from ..wire import dump
+from .answer import _answer, _Fail, _limit, _no_redirect
 
-MAX_ANSWER = const(524288)  # bytes of an answer body read at most
+MAX_ANSWER = const(16384)  # bytes of an answer read at most by default (README: why)
 _PIECE = const(2048)  # small body parts are joined up to this size before a write
-_READ = const(4096)
-_HEAD_MAX = const(16384)  # bytes of status line and headers
+_READ = const(4096)  # bytes of a CPython answer read at a time
+_QUOTE = const(200)  # characters of an aiohttp error quoted in a message
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -194,6 +197,11 @@ async def post(name, url, headers, body, tls, timeout, max_answer=MAX_ANSWER):
             hint = " (the server's certificate is not trusted for this host: check the CA bundle)"
             raise LLMError("%s: TLS connection to %s refused: %s%s" % (
                 name, url, _exc(e), hint if why == "cert" else ""), "tls")
+        if not MICROPYTHON and isinstance(e, aiohttp.ClientResponseError):
+            # CPython: its parser refused the answer (a line over its limit, a bad chunk);
+            # its message quotes kilobytes of what it refused
+            raise LLMError("%s: malformed answer from %s: %s" % (name, url, _exc(e)[:_QUOTE]),
+                           "malformed")
         if isinstance(e, OSError):
             raise LLMError("%s: cannot reach %s: %s" % (name, url, _exc(e)), "network")
         # CPython: aiohttp.ClientError that is no OSError (dropped connection, bad HTTP).
@@ -233,15 +241,6 @@ def _tls_failure(e, tls, sock):
     if isinstance(e, (ssl.CertificateError, aiohttp.ClientConnectorCertificateError)):
         return "cert"
     return "tls" if isinstance(e, (ssl.SSLError, aiohttp.ClientSSLError)) else ""
-
-
-class _Fail(Exception):
-    """A broken HTTP answer (MicroPython side); post() names the client and the URL."""
-
-    def __init__(self, message, kind="network", status=None):
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
 
 
 class _Sock:
@@ -290,93 +289,6 @@ async def _post_mp(aiohttp, url, headers, body, sock, max_answer):
     return await _answer(reader, max_answer)
 
 
-async def _answer(reader, max_answer):
-    """(status, body) of an HTTP answer read from a MicroPython stream."""
-    line = await reader.readline()
-    parts = line.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-        if not line:
-            raise _Fail("connection closed before an answer")
-        raise _Fail("not an HTTP answer: %r" % line[:60])
-    status = int(parts[1])
-    length = None
-    chunked = False
-    seen = len(line)
-    while True:
-        line = await reader.readline()
-        seen += len(line)
-        if not line:
-            raise _Fail("connection closed in the answer's headers")
-        if seen > _HEAD_MAX:
-            raise _Fail("answer headers over %d bytes" % _HEAD_MAX, "malformed", status)
-        if line in (b"\r\n", b"\n"):
-            break
-        k, _, v = line.partition(b":")
-        k = k.strip().lower()
-        if k == b"content-length":
-            v = v.strip()
-            if not v.isdigit():
-                raise _Fail("bad Content-Length %r" % v[:20], "malformed", status)
-            length = int(v)
-        elif k == b"transfer-encoding" and b"chunked" in v.lower():
-            chunked = True
-    if chunked:
-        data = await _chunked(reader, max_answer, status)
-    elif length is not None:
-        _limit(length, max_answer, status)
-        data = await _exactly(reader, length)
-    else:
-        data = await _to_eof(reader, max_answer, status)
-    return status, data
-
-
-def _limit(n, max_answer, status):
-    if n > max_answer:
-        raise _Fail("answer over %d bytes" % max_answer, "malformed", status)
-
-
-async def _exactly(reader, n):
-    # readinto a buffer of the final size: Stream.readexactly() grows a bytes object
-    # chunk by chunk (a copy per chunk).
-    buf = bytearray(n)
-    mv = memoryview(buf)
-    pos = 0
-    while pos < n:
-        k = await reader.readinto(mv[pos:])
-        if k == 0:
-            raise _Fail("connection closed before the answer was complete")
-        if k:  # None: the TLS layer has no whole record yet
-            pos += k
-    return buf
-
-
-async def _chunked(reader, max_answer, status):
-    out = bytearray()
-    while True:
-        line = await reader.readline()
-        if not line:
-            raise _Fail("connection closed before the answer was complete")
-        try:
-            n = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _Fail("bad chunk size %r" % line[:20], "malformed", status)
-        if not n:
-            return out
-        _limit(len(out) + n, max_answer, status)
-        out += await _exactly(reader, n)
-        await reader.readline()  # the CRLF after the chunk
-
-
-async def _to_eof(reader, max_answer, status):
-    out = bytearray()
-    while True:
-        chunk = await reader.read(_READ)
-        if not chunk:
-            return out
-        out += chunk
-        _limit(len(out), max_answer, status)
-
-
 async def _post_cpython(aiohttp, url, headers, body, tls, max_answer):
     async def stream():
         pieces = body.pieces()
@@ -389,8 +301,11 @@ async def _post_cpython(aiohttp, url, headers, body, tls, max_answer):
     kw = {"ssl": tls} if tls is not None else {}
     # no aiohttp timeouts (its defaults: 30 s to connect, 300 s in all): wait_for is the limit
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout()) as s:
-        async with s.post(url, data=stream(), headers=headers, **kw) as r:
+        async with s.post(url, data=stream(), headers=headers, allow_redirects=False, **kw) as r:
             out = bytearray()
+            _no_redirect(r.status, r.headers.get("Location"))
+            if r.content_length is not None:
+                _limit(r.content_length, max_answer, r.status)
             async for chunk in r.content.iter_chunked(_READ):
                 out += chunk
                 _limit(len(out), max_answer, r.status)

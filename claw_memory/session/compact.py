@@ -5,10 +5,14 @@
 # ESP-Claw's rule keeps every user and final record, the tool records of the newest completed
 # turn that used tools, and an unfinished last turn; near the limit that frees little, and
 # ESP-Claw compacts again a few turns later (4 turns in 5 in the benchmark). Here a
-# compaction also drops the oldest turns until the session is under a target that leaves
-# room for 20 more turns like the recent ones (at most 75% of the limit, at least 25%): the
-# request window sends only the newest turns anyway. The newest turn is never dropped; when
-# it alone is over the limit, the session is blocked (ESP-Claw's warning).
+# compaction goes on until the session is under a target that leaves room for 20 more turns
+# of the recent median size (at most 75% of the limit, at least 25%; a median, so that one
+# large turn does not size the room): first the tool records of the newest completed turn
+# with tools go too, when that is not the newest turn, then the oldest whole turns. The
+# newest turn's tool records count on top of the target, as far as room for 20 turns is
+# left (the next compaction drops them). The request window sends only the newest turns
+# anyway. The newest turn is never dropped; when it alone is over the limit, the session is
+# blocked (ESP-Claw's warning).
 #
 # Both files are written as `.tmp` and committed together through a journal (fsutil.commit),
 # record by record through a fsutil.Buffered (FAT shares one sector buffer between open files:
@@ -50,7 +54,7 @@ class _Plan:
         self.newest = start
         self.open_from = n if done else start  # an unfinished last turn is kept whole
         self.count = n
-        self.turn = sum(recent) // len(recent) if recent else 0
+        self.turn = sorted(recent)[len(recent) // 2] if recent else 0
 
     def _ended(self, start, end, done, tools, size, recent):
         if done and tools:
@@ -68,22 +72,33 @@ class _Plan:
                 or (lt is not None and lt[0] <= i < lt[1]))
 
 
-def target(limit, turn):
+def target(limit, turn, newest_tools=0):
     """Bytes a compaction brings a session down to: room for 20 more turns of `turn` bytes,
-    within 25%..75% of the limit."""
-    return max(limit // 4, min(limit * 3 // 4, limit - _ROOM_TURNS * turn))
+    within 25%..75% of the limit, plus the newest turn's tool records as far as the room for
+    20 turns is kept."""
+    room = limit - _ROOM_TURNS * turn
+    base = max(limit // 4, min(limit * 3 // 4, room))
+    return max(base, min(base + newest_tools, room))
 
 
 def compact(log, st, size_limit, note):
     """Compact the session; returns its new State, or None when it was blocked instead."""
     idx = log + fmt_.IDX
     plan = _Plan(log, st)
-    planned = i = 0
+    planned = newest_tools = older_tools = i = 0
     for off, ln, kind, fmt in each(log, st):
         if plan.keep(i, kind):
             planned += ln
+            if kind == TOOL_CALL or kind == TOOL_RESULTS:
+                if i >= plan.newest:
+                    newest_tools += ln
+                else:  # the newest completed turn with tools, an older one
+                    older_tools += ln
         i += 1
-    goal = target(size_limit, plan.turn)
+    goal = target(size_limit, plan.turn, newest_tools)
+    if planned > goal and older_tools:
+        plan.last_tool = None  # old tool results go before any dialogue
+        planned -= older_tools
     if planned > goal:
         # Drop the oldest turns, never the newest, until the rest is under the goal.
         dropped = i = 0
@@ -126,7 +141,7 @@ def compact(log, st, size_limit, note):
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
-    new.pend, new.pend_size = st.pend, st.pend_size
+    new.pend, new.pend_size, new.pend_file = st.pend, st.pend_size, st.pend_file
     rebase_pending(log, new)
     note("%s: compacted to %d bytes, %d records (%d oldest dropped)" % (log, pos, kept, plan.cut))
     return new

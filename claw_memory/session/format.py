@@ -8,7 +8,8 @@
 #                             type 1..4, backend format 0..3
 #   `.log.blocked`            empty; marks a session over the size limit
 #   `.log.pending` (ours)     "P <log size when the turn started>\n", then one line per record
-#                             of the unfinished turn: type digit, backend digit, JSON
+#                             of the unfinished turn: type digit, backend digit, JSON; a line
+#                             starting with NUL ends it (what follows is an older turn's)
 # docs/FORMAT.md has the details.
 
 import struct
@@ -36,10 +37,13 @@ LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)  # what interrupted rewrites leave,
 DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
 
 CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
+PEND_END = b"\x00"  # ends a pending file rewritten in place over a longer, older one
 _CHUNK = const(64)  # index entries read per chunk
 _SAFE_MAX = const(24)
 _ID_MAX = const(512)
 _PEND_HEAD = const(24)
+_PIECE = const(1024)  # bytes a line is read by
+_KEY_MASK = const(0x3FFFFFFF)
 
 
 def id_bytes(session_id, allow_empty=False):
@@ -70,6 +74,12 @@ def file_name(session_id):
 def is_log_name(name):
     """Whether `name` (no folder) is a session log's file name."""
     return "/" not in name and name.startswith("s_") and name.endswith(".log")
+
+
+def name_key(log):
+    """A session file's name (of a path) as a small int (30 bits: no big int on a 32-bit
+    chip), for a set of names that costs a word each."""
+    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK
 
 
 # -- index ------------------------------------------------------------------------------
@@ -162,10 +172,10 @@ def pending_line(kind, fmt, body):
     return b"%d%d" % (kind, fmt) + body + b"\n"
 
 
-def pending_record(line):
-    """(type, backend) of a whole pending line, or None when it is not one."""
-    if len(line) > 3 and line[-1] == 10 and 49 <= line[0] <= 52 and 48 <= line[1] <= 51:
-        return line[0] - 48, line[1] - 48
+def _kind(first):
+    """(type, backend) of a pending line's 2-digit prefix (in its first piece), or None."""
+    if len(first) > 1 and 49 <= first[0] <= 52 and 48 <= first[1] <= 51:
+        return first[0] - 48, first[1] - 48
     return None
 
 
@@ -174,53 +184,76 @@ def whole_pending(path):
         return read_pending_head(f) is not None
 
 
-def _whole_line(f, limit):
-    """The next line of f whole (read `limit` bytes at a time), b"" at the end."""
-    line = f.readline(limit)
-    while line and line[-1] != 10:
-        more = f.readline(limit)
-        if not more:
+def next_line(f, end=-1):
+    """(length, ends with a newline, first piece) of the line at f's position, up to `end`
+    (-1: the file's end), read in pieces of _PIECE bytes (MicroPython's readline(n) reserves
+    n bytes, whatever the line's size); f is left after the line. The first piece is the
+    whole line when it is as long as the line."""
+    pos = f.tell()
+    n = 0
+    head = None
+    while end < 0 or pos + n < end:
+        piece = f.readline(_PIECE if end < 0 else min(_PIECE, end - pos - n))
+        if head is None:
+            head = piece
+        if not piece:
             break
-        line += more
-    return line
+        n += len(piece)
+        if piece[-1] == 10:
+            return n, True, head
+    return n, False, head or b""
 
 
-def pending_records(path, limit, valid=None):
+def line_bytes(f, off, n, head):
+    """The bytes of the n-byte line at `off` (`head`: its first piece, from next_line)."""
+    if len(head) == n:
+        return head
+    f.seek(off)
+    raw = f.read(n)
+    if len(raw) != n:
+        raise OSError(EIO, "session file changed while reading")
+    return raw
+
+
+def pending_records(path, valid=None):
     """[(type, backend, offset, line length)] of a pending file's whole records, how many
-    lines it holds that are none (garbage, `valid(json)` false, or a torn last line), and
-    its header's log offset (None: header unusable). A record longer than `limit` (written
-    under a larger bound) is still a record."""
+    lines it holds that are none (garbage, `valid(f, offset, length, first piece)` false for
+    the JSON after the prefix, or a torn last line), its header's log offset (None: header
+    unusable) and where its whole lines end. Lines of any length are records."""
     recs = []
     bad = 0
     with open(path, "rb") as f:
         head = f.readline(_PEND_HEAD)
         l0 = pending_start(head)
         if l0 is None:
-            return recs, 1, None
+            return recs, 1, None, 0
         pos = len(head)
         while True:
-            line = _whole_line(f, limit)
-            if not line:
-                break
-            if line[-1] != 10:
+            n, nl, first = next_line(f)
+            if not n or first[0] == 0:
+                break  # the end, or the end mark of an in-place rewrite (PEND_END)
+            if not nl:
                 bad += 1  # cut while appending: that persist was not acknowledged
                 break
-            rec = pending_record(line)
-            if rec and (valid is None or valid(line[2:-1])):
-                recs.append((rec[0], rec[1], pos, len(line)))
+            rec = _kind(first) if n > 3 else None
+            if rec and (valid is None or valid(f, pos + 2, n - 2, first[2:])):
+                recs.append((rec[0], rec[1], pos, n))
             else:
                 bad += 1  # garbage: rewrite the file without it
-            pos += len(line)
-    return recs, bad, l0
+            pos += n
+            f.seek(pos)
+    return recs, bad, l0, pos
 
 
-def pending_bodies(path, count, limit):
+def pending_bodies(path, count):
     """(type, backend, JSON bytes) of the first `count` records of a pending file."""
     with open(path, "rb") as f:
-        f.readline(_PEND_HEAD)
+        pos = len(f.readline(_PEND_HEAD))
         for _ in range(count):
-            line = _whole_line(f, limit)
-            rec = pending_record(line)
+            n, nl, first = next_line(f)
+            rec = _kind(first) if nl and n > 3 else None
             if rec is None:
                 raise OSError(EIO, "pending file changed while reading")
-            yield rec[0], rec[1], line[2:-1]
+            yield rec[0], rec[1], line_bytes(f, pos, n, first)[2:-1]
+            pos += n
+            f.seek(pos)

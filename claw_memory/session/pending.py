@@ -2,20 +2,23 @@
 # with it, settling it against the log, and its header after a rewrite of the log.
 # MIT license
 #
-# The turn's completing append copies the pending records to the log, then removes the
-# pending file; a cut between the two leaves records in both, recognised by the header's log
-# size (where the append started) and removed from the pending file.
+# The turn's completing append copies the pending records to the log and leaves the pending
+# file as it is: its records are then in both, recognised by the header's log size (where the
+# append started) and the log's bytes there, so the file needs no write to become stale (a
+# write would cost as much as the append: FAT writes a data and a directory sector for each).
+# The next turn's first persist rewrites it from its start (write.append_pending); the next
+# open and close() remove a stale one, a compaction first empties it (write.clear_stale).
 
-from .. import fsutil, text
-from ..messages import classify
+from .. import fsutil
 from . import format as fmt_
+from .state import kind
 
 
 class Pending:
     """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
-    lines, `logged` leading records the log already holds (a completing append cut before
-    the pending file went), `unreadable` header; `rewrite`: its header names another log
-    size."""
+    lines, `logged` leading records the log already holds, `unreadable` header; `rewrite`:
+    its header names another log size. A file whose records are all logged and that holds
+    nothing else is stale, as every completed turn leaves it: no damage."""
 
     def __init__(self, log, limit):
         self.path = log + fmt_.PEND
@@ -24,7 +27,10 @@ class Pending:
         self.recs = None
         if fsutil.size(self.path) < 0:
             return
-        recs, torn, l0 = fmt_.pending_records(self.path, limit + 4, _chat_record)
+        def chat_record(f, off, ln, first):
+            return kind(f, off, ln, limit, first)[0] != 0
+
+        recs, torn, l0, self.end = fmt_.pending_records(self.path, chat_record)
         if l0 is None:
             self.unreadable = True
             return
@@ -39,23 +45,25 @@ class Pending:
 
     def report(self):
         return {"pending": self.records, "pending_dropped": self.dropped,
-                "pending_logged": self.logged, "pending_unreadable": self.unreadable}
+                "pending_logged": self.logged if self.records else 0,
+                "pending_unreadable": self.unreadable}
 
     def problems(self):
-        return self.dropped or self.logged or self.unreadable
+        return self.dropped or (self.logged and self.records) or self.unreadable
 
     def settle(self, note):
-        """Reconcile the pending file with the log; returns (records, size)."""
+        """Reconcile the pending file with the log; returns (records, size of its records,
+        size of the file), sizes -1 when it is gone."""
         pend = self.path
         if self.unreadable:
             fsutil.remove(pend)
             note("%s: unreadable pending file removed" % pend)
-            return 0, -1
+            return 0, -1, -1
         if self.recs is None:
-            return 0, -1
+            return 0, -1, -1
         if not self.records:
-            fsutil.remove(pend)
-            return 0, -1
+            fsutil.remove(pend)  # stale: every record logged
+            return 0, -1, -1
         if self.rewrite:
             recs = self.recs[self.logged :]
 
@@ -66,7 +74,8 @@ class Pending:
                         out.copy(f, off, ln)
 
             fsutil.replace(pend, write)
-        return self.records, fsutil.size(pend)
+            return self.records, fsutil.size(pend), fsutil.size(pend)
+        return self.records, self.end, fsutil.size(pend)
 
 
 def _logged(log, pend, l0, log_size, recs):
@@ -108,12 +117,9 @@ def rebase_pending(log, st):
     def write(out):
         out.write(fmt_.pending_head(max(st.log_size, 0)))
         with open(pend, "rb") as f:
-            head = len(f.readline())
-            out.copy(f, head, fsutil.size(pend) - head)
+            fmt_.read_pending_head(f)
+            head = f.tell()
+            out.copy(f, head, st.pend_size - head)  # the records, not a stale rest after them
 
     fsutil.replace(pend, write)
-    st.pend_size = fsutil.size(pend)
-
-
-def _chat_record(body):
-    return classify(text.json_value(body))[0] != 0
+    st.pend_size = st.pend_file = fsutil.size(pend)

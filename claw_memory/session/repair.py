@@ -12,12 +12,11 @@
 #
 # Nothing is collected in RAM: analyse() counts, apply() walks the files again and writes.
 
-from .. import fsutil, text
+from .. import fsutil
 from .._compat import EISDIR, const
-from ..messages import classify
 from . import format as fmt_
 from .pending import Pending, rebase_pending
-from .state import State, read
+from .state import State, kind
 
 _BATCH = const(100)  # index entries written at once
 
@@ -113,16 +112,13 @@ def _valid_prefix(f, log, count, log_size):
 
 
 def _unparsable(log, idx, count, limit):
-    """Entries whose record is not one JSON record line (records over the replay bound are
-    only checked for their newline: they are not damaged, just not replayed)."""
+    """Entries whose record is not one JSON record line (of any size: one over the replay
+    bound is no damage, it is only not sent)."""
     bad = set()
     with open(idx, "rb") as f, open(log, "rb") as lf:
         for i, off, ln, t, fmt in fmt_.entries(f, count):
-            if ln > limit + 1:
-                lf.seek(off + ln - 1)
-                if lf.read(1) != b"\n":
-                    bad.add(i)
-            elif not classify(read(lf, off, ln, limit))[0]:
+            lf.seek(off + ln - 1)
+            if lf.read(1) != b"\n" or not kind(lf, off, ln, limit)[0]:
                 bad.add(i)
     return bad
 
@@ -148,40 +144,31 @@ def _walk(log, plan, limit, emit):
 
 def _scan(lf, pos, end, plan, limit, emit, count, tail):
     """Records in the log bytes [pos, end) that no entry names: complete lines that are chat
-    records are emitted (or counted); other lines, and a fragment without its newline, are
-    garbage; at the end of the log such a fragment is a torn tail."""
-    limit += 1
+    records (of any size) are emitted (or counted); other lines, and a fragment without its
+    newline, are garbage; at the end of the log such a fragment is a torn tail."""
     lf.seek(pos)
     while pos < end:
-        line = lf.readline(min(limit, end - pos))
-        n = len(line)
+        n, nl, first = fmt_.next_line(lf, end)
         if not n:
             break
-        if line[-1] != 10:
-            while pos + n < end and line and line[-1] != 10:  # an over-long line
-                line = lf.readline(min(limit, end - pos - n))
-                n += len(line)
-            if not line or line[-1] != 10:  # runs to the end of the range
-                if count:
-                    if tail:
-                        plan.torn = n  # a record cut by a power loss
-                    else:
-                        plan.garbage += 1  # a fragment before a record ESP-Claw appended
-                break
+        if not nl:  # runs to the end of the range
             if count:
-                plan.garbage += 1
-            pos += n
-            continue
-        kind, fmt = classify(text.json_value(line))
-        if kind:
+                if tail:
+                    plan.torn = n  # a record cut by a power loss
+                else:
+                    plan.garbage += 1  # a fragment before a record ESP-Claw appended
+            break
+        k, fmt = kind(lf, pos, n, limit, first)
+        if k:
             if count:
                 plan.found += 1
                 plan.found_tail += tail
             else:
-                emit(pos, n, kind, fmt)
+                emit(pos, n, k, fmt)
         elif count:
             plan.garbage += 1
         pos += n
+        lf.seek(pos)
 
 
 def apply(log, plan, limit, rewrite=False):
@@ -289,10 +276,10 @@ def open_state(log, limit, note, deep=False):
     Pending). `deep`: check every record and rewrite the log without its damage."""
     settle(log)
     pend = Pending(log, limit)
-    n, size = pend.settle(note)
+    n, size, file_size = pend.settle(note)
     plan = analyse(log, limit, deep)
     st = apply(log, plan, limit, rewrite=deep)
-    st.pend, st.pend_size = n, size
+    st.pend, st.pend_size, st.pend_file = n, size, file_size
     if deep and plan.log_damage():
         rebase_pending(log, st)
     return st, plan, pend

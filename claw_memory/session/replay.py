@@ -29,7 +29,7 @@ def page(log, st, before, limit, max_record):
     for off, ln, kind, fmt in each(log, st):
         total += kind == USER or kind == FINAL
     logged = total
-    for kind, fmt, body in pending(log, st, max_record):
+    for kind, fmt, body in pending(log, st):
         total += kind == USER or kind == FINAL
     end = before if 0 < before < total else total
     start = max(0, end - limit)
@@ -40,7 +40,7 @@ def page(log, st, before, limit, max_record):
             if start <= ordinal < end:
                 picked.append((ordinal, kind, off, ln))
             ordinal += 1
-    for kind, fmt, body in pending(log, st, max_record):
+    for kind, fmt, body in pending(log, st):
         if kind == USER or kind == FINAL:
             if start <= ordinal < end:
                 picked.append((ordinal, kind, -1, body))
@@ -79,6 +79,6 @@ def records(log, st, limit):
                     raw = lf.read(ln)
                     if len(raw) == ln and raw[-1] == 10 and classify(text.json_value(raw))[0]:
                         yield kind, fmt, raw[:-1]
-    for kind, fmt, body in pending(log, st, limit):
+    for kind, fmt, body in pending(log, st):
         if classify(text.json_value(body))[0]:
             yield kind, fmt, body

@@ -51,6 +51,10 @@ class Sessions:
         self._deletions = []  # [log, serial] of the latest deletions
         self._serial = 0
         self._settled = False  # a deletion cut by a power loss finished (first use)
+        # A function yielding every session id the chat maps name (the Memory sets it to
+        # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
+        self.names = None
+        self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
 
     def _note(self, msg):
         note(self._log, msg)
@@ -80,7 +84,7 @@ class Sessions:
             if (
                 fsutil.size(log) == st.log_size
                 and fsutil.size(log + fmt_.IDX) == st.idx_size
-                and fsutil.size(log + fmt_.PEND) == st.pend_size
+                and fsutil.size(log + fmt_.PEND) == st.pend_file
             ):
                 return st
             self._forget(log)
@@ -134,11 +138,13 @@ class Sessions:
             raise SessionBlocked(1, BLOCK_TEXT)
         fsutil.makedirs(self.dir)
         st = self._open(log)
+        if self._fat is None:
+            self._fat = fsutil.ignores_case(self.dir)
         try:
             if not turn_completed:
-                write.append_pending(log, st, lines, fmt)
+                write.append_pending(log, st, lines, fmt, self._fat)
                 return None
-            write.append_turn(log, st, lines, fmt, self.max_record_bytes)
+            write.append_turn(log, st, lines, fmt)
         except BaseException:
             self._forget(log)
             raise
@@ -158,8 +164,9 @@ class Sessions:
         return self._compact(log, self._open(log))
 
     def _compact(self, log, st):
-        from . import compact as compact_
+        from . import compact as compact_, write
         try:
+            write.clear_stale(log, st)
             new = compact_.compact(log, st, self.size_limit, self._note)
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
@@ -177,8 +184,12 @@ class Sessions:
             flush_index(log, self._cache[log])
 
     def close(self):
-        """Flush the indexes; the files are then exactly ESP-Claw's format."""
+        """Flush the indexes and remove stale pending files; the files are then exactly
+        ESP-Claw's format."""
+        from . import write
         self.flush()
+        for log in self._order:
+            write.drop_stale(log, self._cache[log])
         self._cache = {}
         self._order = []
 
@@ -193,8 +204,9 @@ class Sessions:
         from .stream import History
         log = self._target(session_id, file)
         st = self._open(log)
-        snap = window.Snapshot(log, st, self.max_record_bytes)
-        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0)
+        snap = window.Snapshot(log, st)
+        first = window.start(snap, self.history_tokens if tokens is None else tokens or 0,
+                             self.max_record_bytes)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)
 
     def messages(self, session_id, backend=OPENAI, file=None, tokens=None):
@@ -203,6 +215,21 @@ class Sessions:
         degraded to text, unpaired tool calls and results left out. [] when there is none.
         (`file`: a session by its file name; `tokens=0`: the whole history.)"""
         return self.history(session_id, backend, tokens, file).messages()
+
+    def tail(self, session_id, n, backend=OPENAI, file=None):
+        """The last `n` messages of the whole history, as `messages(tokens=0)` would end,
+        read from the newest records only (a 150 KiB session costs what its last records do):
+        for inspection. The window grows until it holds `n` messages or the whole history."""
+        h = self.history(session_id, backend, 0, file)
+        want = n
+        while True:
+            h.first = max(0, h.snap.total - want)
+            msgs = h.messages()
+            if h.first:
+                msgs = msgs[1:]  # the summary of the records before the window
+            if len(msgs) >= n or not h.first:
+                return msgs[-n:]
+            want *= 2
 
     def page(self, session_id, before=0, limit=20):
         """A page of visible user/assistant text for chat UIs, newest page by default:
@@ -291,11 +318,40 @@ class Sessions:
                 "blocked": fsutil.exists(log + fmt_.BLOCKED)}
 
     def list(self):
-        """Every session under the directory, as `stat` reports it, one at a time in the
-        directory's order (an iterator: thousands of sessions do not fit in RAM together).
-        It repairs nothing (a session that needs a repair is reported as it would be after
-        it); it only finishes a deletion a power cut interrupted."""
+        """Every session as `stat` reports it, with its "id", one at a time (an iterator:
+        thousands of sessions do not fit in RAM together): first each session the chat maps
+        name (`names`), also one without a turn yet (0 records), then the other files in the
+        directory's order, with id None. It repairs nothing (a session that needs a repair is
+        reported as it would be after it); it only finishes a deletion a power cut interrupted.
+        RAM: one word per session file (a sorted list of the 30-bit keys of the named ones
+        listed: an unnamed file whose key equals a named one's, about 1 in 10**9 per pair,
+        is not listed)."""
         self._settle()
+        keys = [0] * (self._files() if self.names is not None else 0)  # one allocation
+        n = 0
+        for sid in self.names() if self.names is not None else ():
+            try:
+                log = self.path(sid)
+            except ValueError:  # an id no session can have
+                continue
+            row = self._peek(log)
+            if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
+                keys[n] = fmt_.name_key(log)  # its file comes again below
+                n += 1
+            row["id"] = sid
+            yield row
+        del keys[n:]
+        keys.sort()
+        for log in self._logs():
+            if keys and _has(keys, fmt_.name_key(log)):
+                continue
+            row = self._peek(log)
+            row["id"] = None
+            yield row
+
+    def _logs(self):
+        """The path of every session's log in the directory (also of a first turn that has
+        only its pending file), one at a time."""
         if not fsutil.is_dir(self.dir):
             return
         pend = fmt_.PEND
@@ -308,7 +364,13 @@ class Sessions:
                     continue
             elif not fmt_.is_log_name(name):
                 continue
-            yield self._peek(self.dir + "/" + name)
+            yield self.dir + "/" + name
+
+    def _files(self):
+        n = 0
+        for _ in self._logs():
+            n += 1
+        return n
 
     def _peek(self, log):
         # A session's stat without repairing it, in few file lookups (littlefs looks a name
@@ -380,6 +442,18 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
+
+
+def _has(keys, k):
+    # Binary search of a sorted list.
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < len(keys) and keys[lo] == k
 
 
 def _remove_files(log):

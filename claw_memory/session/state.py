@@ -2,7 +2,12 @@
 # MIT license
 
 from .. import text
+from .._compat import EIO, const
+from ..messages import classify
 from . import format as fmt_
+
+_PIECE = const(1024)  # bytes a long record is read by
+_KEEP = const(64)  # bytes of a string kept when a long record is classified
 
 
 class State:
@@ -19,10 +24,14 @@ class State:
         self.lag = bytearray()  # entries of logged records not yet in the .idx
         self.lag_turns = 0
         self.pend = 0  # records in the pending file
-        self.pend_size = -1  # its size, -1 when there is none
+        self.pend_size = -1  # the size of its header and records, -1 when there is none
+        # The pending file's size, -1 when there is none: more than pend_size when it was
+        # rewritten in place over a longer one, >= 0 with pend_size -1 when it is stale (its
+        # records logged; the next mid-turn persist rewrites it).
+        self.pend_file = -1
         self.early = None  # summary lines of the oldest records (window.summary's cache)
         self.checked = None  # (first record, verdicts) of the last request: records checked
-        self.done = False  # the pending records were logged; the pending file still exists
+        self.done = False  # the pending records were just logged (after_turn marks the file stale)
 
     def records(self):
         return self.count + len(self.lag) // fmt_.ENT + self.pend
@@ -38,10 +47,10 @@ def each(log, st):
         yield fmt_.unpack(st.lag, j)
 
 
-def pending(log, st, limit):
+def pending(log, st):
     """(type, backend, JSON bytes) of the unfinished turn's records."""
     if st.pend:
-        yield from fmt_.pending_bodies(log + fmt_.PEND, st.pend, limit + 4)
+        yield from fmt_.pending_bodies(log + fmt_.PEND, st.pend)
 
 
 def read(f, off, ln, limit):
@@ -54,3 +63,61 @@ def read(f, off, ln, limit):
     if len(raw) != ln or raw[-1] != 10:
         return None
     return text.json_value(raw)
+
+
+def kind(f, off, ln, limit, first=b""):
+    """(type, backend) of the record at (off, ln) of an open file, (0, 0) when it is none
+    (`first`: its first bytes, when read). One up to `limit` bytes is parsed whole; a longer
+    one (ESP-Claw writes records of any size) is parsed from a copy with its long strings
+    cut, read by pieces: what makes a record's type (keys, roles, block types) is short."""
+    if ln <= limit + 1:
+        return classify(text.json_value(fmt_.line_bytes(f, off, ln, first)))
+    return classify(text.json_value(_cut_strings(f, off, ln)))
+
+
+def _cut_strings(f, off, ln):
+    """The JSON text at (off, ln) with each string over _KEEP bytes written as "x"."""
+    out = bytearray()
+    buf = bytearray(_PIECE)
+    mv = memoryview(buf)
+    f.seek(off)
+    left = ln
+    s = None  # the open string's body so far (None: cut), when inside one
+    inside = esc = False
+    while left:
+        k = f.readinto(mv[: min(left, _PIECE)])
+        if not k:
+            raise OSError(EIO, "session file shrank while reading")
+        left -= k
+        i = 0
+        while i < k:
+            if not inside:
+                j = buf.find(b'"', i, k)
+                out += mv[i : k if j < 0 else j + 1]
+                if j < 0:
+                    break
+                inside, s, i = True, bytearray(), j + 1
+                continue
+            if esc:  # the byte a backslash at the end of the last piece escapes
+                stop, esc = i + 1, False
+            else:
+                q = buf.find(b'"', i, k)
+                b = buf.find(b"\\", i, k if q < 0 else q)
+                if b >= 0:  # an escape first: copied whole (its byte may be in the next piece)
+                    stop = min(b + 2, k)
+                    esc = b + 1 == k
+                elif q >= 0:
+                    stop = q
+                else:
+                    stop = k
+            if s is not None:
+                s += mv[i:stop]
+                if len(s) > _KEEP:
+                    s = None
+            i = stop
+            if i < k and buf[i] == 34 and not esc:  # its closing quote
+                out += b"x" if s is None else s
+                out += b'"'
+                inside = False
+                i += 1
+    return out

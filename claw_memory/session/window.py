@@ -35,13 +35,13 @@ class Snapshot:
     """A session's records at one moment (the index prefix, the unindexed entries, the
     pending records): what a request sends stays put while the turn appends to the files."""
 
-    def __init__(self, log, st, limit):
+    def __init__(self, log, st):
         self.log = log
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
         if st.pend:
-            recs = fmt_.pending_records(log + fmt_.PEND, limit + 4)[0][: st.pend]
+            recs = fmt_.pending_records(log + fmt_.PEND)[0][: st.pend]
             # the record's JSON and newline: after the 2-digit prefix
             pend = [(kind, fmt, off + 2, ln - 2) for kind, fmt, off, ln in recs]
         self.pend = pend
@@ -114,10 +114,11 @@ def _newest_first(snap):
                 yield i, kind, ln
 
 
-def start(snap, budget):
+def start(snap, budget, limit):
     """The first record a request sends: 0 when everything fits `budget` tokens (or the
     budget is 0: no limit), else the oldest user record from which the rest fits, or the
-    newest user record when not even its turn fits."""
+    newest user record when not even its turn fits. Records over `limit` bytes of JSON are
+    never sent: they cost nothing and are no start."""
     if not budget:
         return 0
     used = 0
@@ -127,6 +128,8 @@ def start(snap, budget):
     it = _newest_first(snap)
     try:
         for i, kind, ln in it:
+            if ln > limit + 1:
+                continue
             if not over:
                 used += cost(ln)
                 if used <= budget:

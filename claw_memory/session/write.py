@@ -1,11 +1,13 @@
 # claw_memory.session.write: the persist path.
 # MIT license
 #
-# A mid-turn batch is one append to the small `.log.pending` file; the batch that completes
-# the turn moves the pending records and itself into the `.log` with one append. Index
-# entries wait in RAM (`State.lag`) and reach the `.idx` every few turns, when the session
-# leaves the cache, before compaction and on close: littlefs copies a file's partly filled
-# last block on every reopen-append, so fewer appends to the big files save flash wear.
+# A mid-turn batch is one write to the small `.log.pending` file; the batch that completes
+# the turn moves the pending records and itself into the `.log` with one append, and the
+# pending file stays, stale (pending.py says how that is recognised), until the next turn's
+# first batch rewrites it from its start. Index entries wait in RAM (`State.lag`) and reach
+# the `.idx` every few turns, when the session leaves the cache, before compaction and on
+# close: littlefs copies a file's partly filled last block on every reopen-append, so fewer
+# appends to the big files save flash wear.
 
 from .. import fsutil, text
 from .._compat import const, dumps
@@ -108,17 +110,30 @@ def _longest(obj, best):
     return best
 
 
-def append_pending(log, st, lines, fmt):
-    """Append a mid-turn batch to the pending file (its header first when it is new)."""
+def append_pending(log, st, lines, fmt, in_place):
+    """Write a mid-turn batch after the pending records, or from the file's start (header
+    first) when the turn has none yet. A stale file is rewritten: in place when `in_place`
+    (FAT: its data and directory sector, where a new file also writes the FAT), else by a
+    truncating open (littlefs: an in-place write would copy the stale rest into new blocks);
+    a stale rest after the new end is cut off by PEND_END."""
     data = b"".join(fmt_.pending_line(kind, fmt, line) for line, kind in lines)
-    if st.pend_size < 0:
+    at = st.pend_size
+    if at < 0:
         data = fmt_.pending_head(max(st.log_size, 0)) + data
-    fsutil.append(log + fmt_.PEND, data)
+        at = 0
+    end = at + len(data)
+    path = log + fmt_.PEND
+    if st.pend_file < 0 or (at == 0 and not in_place):
+        fsutil.write_file(path, data)  # (littlefs commits it at close: a cut leaves the old)
+        st.pend_file = end
+    else:
+        fsutil.write_at(path, at, data + fmt_.PEND_END if end < st.pend_file else data)
+        st.pend_file = max(st.pend_file, end)
     st.pend += len(lines)
-    st.pend_size = max(st.pend_size, 0) + len(data)
+    st.pend_size = end
 
 
-def append_turn(log, st, lines, fmt, limit):
+def append_turn(log, st, lines, fmt):
     """One append moves the pending records and this batch into the log: when it returns,
     the turn is on flash. Its index entries wait in `st.lag` (after_turn)."""
     ents = bytearray()
@@ -133,7 +148,7 @@ def append_turn(log, st, lines, fmt, limit):
             # not parse, even when only its newline was missing.
             out.write(fmt_.CLOSER)
             pos += len(fmt_.CLOSER)
-        for kind, kfmt, body in pending(log, st, limit):
+        for kind, kfmt, body in pending(log, st):
             out.write(body)
             out.write(b"\n")
             ents.extend(fmt_.entry(pos, len(body) + 1, kind, kfmt))
@@ -151,19 +166,35 @@ def append_turn(log, st, lines, fmt, limit):
     st.torn = 0
     st.lag += ents
     st.lag_turns += 1
-    st.done = st.pend_size >= 0  # the pending file is now logged: to be removed
+    st.done = st.pend_size >= 0  # the pending records are now logged: the file is stale
 
 
 def after_turn(log, st, index_every):
-    """What follows a logged turn: the pending file goes, and the index entries reach the
-    .idx every `index_every` turns. A failure here loses nothing (the next open removes
-    logged records from the pending file and indexes the log's tail)."""
+    """What follows a logged turn: the pending file is stale (nothing written), and the
+    index entries reach the .idx every `index_every` turns. A failure here loses nothing
+    (the next open removes a stale pending file and indexes the log's tail)."""
     if st.done:
-        fsutil.remove(log + fmt_.PEND)
         st.pend, st.pend_size = 0, -1
         st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)
+
+
+def clear_stale(log, st):
+    """Before the log is rewritten: a stale pending file's header would then point into other
+    records, so it is made to hold none, in place (removing it would move the directory
+    entries the rewrite's commit writes on FAT, and FAT's directory sector is its weak spot)."""
+    if st.pend_size < 0 and st.pend_file >= 0:
+        data = fmt_.pending_head(max(st.log_size, 0)) + fmt_.PEND_END
+        fsutil.write_at(log + fmt_.PEND, 0, data)
+        st.pend_file = max(st.pend_file, len(data))
+
+
+def drop_stale(log, st):
+    """On close: a stale pending file goes (the files are then exactly ESP-Claw's)."""
+    if st.pend_size < 0 and st.pend_file >= 0:
+        fsutil.remove(log + fmt_.PEND)
+        st.pend_file = -1
 
 
 def flush_index(log, st):

@@ -190,13 +190,16 @@ class Store:
         self.flush()
 
     def restore(self, items):
-        """Replace the store's content with `items` (dicts with ESP-Claw's fields, as exported),
-        kept as they are, ids and counts included; then compact. For import."""
+        """Replace the store's content with `items` (dicts with ESP-Claw's fields, as exported,
+        each checked by item.check; a "type" key is ignored), kept as they are, ids and
+        counts included; then compact. For import. ValueError before anything is written."""
         lines = []
         for n, obj in enumerate(items):
+            try:
+                itm.check(obj, ("type",))
+            except ValueError as e:
+                raise ValueError("item %d: %s" % (n, e))
             it = itm.from_obj(obj)
-            if it is None or not it["content"]:
-                raise ValueError("item %d: needs an id and a content" % n)
             if not it["deleted"]:
                 lines.append(itm.to_json(it).encode() + b"\n")
         st = self._st

@@ -16,7 +16,7 @@ import sys
 import claw_memory
 from claw_memory._compat import dumps
 from claw_memory.agent import Agent
-from claw_memory.core import Request
+from claw_memory.core import LLMError, Request
 
 CHANNEL, CHAT = "demo", "ada"
 SYSTEM = ("You are Pip, a helpful assistant running on a small ESP32-S3 board. Answer briefly. "
@@ -153,6 +153,29 @@ def _wrap_tools(tools, out):
     return tools
 
 
+class Unreachable(Exception):
+    """The endpoint did not answer (no network, a wrong URL or key): every turn would fail alike."""
+
+
+class Watched:
+    """A real LLM client that remembers its first failure to answer: the agent answers a
+    failed turn with an apology, and the demo stops there instead of going on."""
+
+    def __init__(self, llm):
+        self.llm = llm
+        self.failed = None
+
+    def __getattr__(self, name):  # backend, streams_history, ...: the client's own
+        return getattr(self.llm, name)
+
+    async def chat(self, system, messages, tools=None):
+        try:
+            return await self.llm.chat(system, messages, tools)
+        except LLMError as e:
+            self.failed = self.failed or "%s (%s)" % (e, e.kind)
+            raise
+
+
 async def _talk(mem, llm, messages, out):
     agent = Agent(llm, mem.providers(), mem.hooks(), _wrap_tools(mem.tools(), out), SYSTEM,
                   publish=lambda note: out("    " + note), log=None)
@@ -161,6 +184,8 @@ async def _talk(mem, llm, messages, out):
         out("\n[Ada] " + text)
         reply = await agent.run(Request(text, sid, CHANNEL, CHAT))
         out("[Pip] " + reply)
+        if getattr(llm, "failed", None):
+            raise Unreachable(llm.failed)
 
 
 def _copy_tree(src, dst):
@@ -206,7 +231,7 @@ async def main(export_dir, kind="offline", base_url=None, model=None):
             kw["base_url"] = base_url
         if model:
             kw["model"] = model
-        llm = xllm = from_config(kind, **kw)
+        llm = xllm = Watched(from_config(kind, **kw))
         out("== claw_memory demo: %s at %s, data root %s ==" % (kind, base_url or "default", root))
     mem = claw_memory.open(root, llm=llm, extraction_llm=xllm)
     await _talk(mem, llm, BEFORE_REBOOT, out)

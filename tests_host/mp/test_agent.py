@@ -95,7 +95,8 @@ async def test_lite_mode_injects_memory_md():
     llm = ScriptedLLM([say("Vegetarian dishes coming up.")])
     await _agent(mem, llm).run(_req("dinner ideas?"))
     system = llm.calls[0]["system"]
-    ok("## Long-term Memory\n# Long-term Memory\n\n- The user is vegetarian." in system, "MEMORY.md whole")
+    ok("## Long-term Memory\n### Long-term Memory\n\n- The user is vegetarian." in system,
+       "MEMORY.md whole, its heading nested under the section's")
     eq(llm.calls[0]["tools"], ["profile_read", "profile_update"], "no memory tools in lite mode")
     eq(mem.hooks().stage_note, None, "no stage note in lite mode")
     ok(mem.store is None, "no store")
@@ -240,7 +241,7 @@ def test_providers_content():
     eq(provs["Editable Profile Memory"].collect(r), None, "all empty: skipped")
     with open(mem.profile.path("soul"), "w") as f:
         f.write("\n# Soul\nKind.\n\n")
-    eq(provs["Editable Profile Memory"].collect(r), "Agent Soul (memory/soul.md):\n# Soul\nKind.\n\n",
+    eq(provs["Editable Profile Memory"].collect(r), "Agent Soul (memory/soul.md):\n### Soul\nKind.\n\n",
        "title, path, trimmed text")
     mem.store.store("User likes chess", "games")
     ok(provs["Long-term Memory"].collect(r).endswith("Summary label catalog:\n- games\n"), "catalog")

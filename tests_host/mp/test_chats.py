@@ -78,8 +78,11 @@ def test_at_most_32_sessions():
     dev, mem = _setup()
     for n in range(32):
         ok(mem.session_command("web", "u3", "new").startswith("Started"), "session %d" % n)
-    eq(mem.session_command("web", "u3", "new"), "Session command failed: unable to access session storage.",
-       "33rd refused")
+    full = ("Cannot create a new session: this chat already has 32 sessions. Delete one with "
+            "/session delete <name> first.")
+    eq(mem.session_command("web", "u3", "new"), full, "33rd refused: the limit, not a storage error")
+    eq(mem.session_command("web", "u3", "new named"), full, "a named 33rd too")
+    eq(len(mem.chats.aliases("web", "u3")[1]), 32, "nothing added")
     ok("default_32" in mem.session_command("web", "u3", "list"), "default_NN up to 32")
     dev.unmount()
 

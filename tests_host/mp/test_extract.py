@@ -11,6 +11,7 @@ import claw_memory
 from claw_memory import extract
 from claw_memory.agent import Agent
 from claw_memory.core import LLMError, Request
+from claw_memory import fsutil
 
 HEAP = "8M"
 SID = "chat:web:local:default_01"
@@ -66,6 +67,34 @@ async def test_replace_forgets_conflicts_and_forget_stores_nothing():
     eq([i["content"] for i in list(mem.store.list())], ["User lives in Porto"], "old city forgotten")
     r, note = await _request(mem, "Forget where I live")
     eq((note, [i["content"] for i in list(mem.store.list())]), (None, ["User lives in Porto"]), "forget: nothing stored")
+    dev.unmount()
+
+
+async def test_a_result_is_one_append_and_its_facts_do_not_replace_each_other():
+    x = ScriptedLLM([_answer("replace", ("User lives in Porto", ["city"], []),
+                             ("User works in the old town of Porto", ["city", "work"], []),
+                             ("User has a dog", ["pets"], []))])
+    dev, mem = _open(x)
+    mem.store.store("User lives in Lisbon", "city")
+    appends = []
+    append = fsutil.append
+
+    def count(path, data):
+        if path == mem.store.records_path:
+            appends.append(data.count(b"\n"))
+        return append(path, data)
+
+    fsutil.append = count  # the store's write path looks it up at each call
+    try:
+        r, note = await _request(mem, "I moved to Porto, I work in its old town, and I have a dog")
+    finally:
+        fsutil.append = append
+    eq(appends, [4], "three facts and the forgotten Lisbon: one append of four lines")
+    eq(note, "Memory update: [city;work;pets]", "labels of the three facts")
+    eq(sorted(i["content"] for i in mem.store.list()),
+       ["User has a dog", "User lives in Porto", "User works in the old town of Porto"],
+       "the contradicted item forgotten, never a fact of the same result")
+    eq(mem.extraction.stats["stored"], 3, "three stored")
     dev.unmount()
 
 
@@ -179,7 +208,7 @@ async def test_a_storage_error_while_applying_keeps_the_answer():
     def broken(*a, **k):
         raise OSError(5, "flash error")
 
-    mem.store.store = broken
+    mem.store.batch = broken  # the one write path of an extraction result
     llm = ScriptedLLM([say("Figs are great.")])
     out = await Agent(llm, mem.providers(), mem.hooks(), mem.tools()).run(Request("I like figs", SID, "web", "local"))
     eq(out, "Figs are great.", "the answer is not replaced by an apology")

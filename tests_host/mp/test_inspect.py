@@ -8,6 +8,7 @@ from flashsim import mount
 from mptest import eq, ok, raises
 
 import claw_memory
+import claw_memory.session
 from claw_memory import inspect
 
 HEAP = "4M"
@@ -99,14 +100,31 @@ def test_history_by_id_file_name_and_latest():
     f = claw_memory.session.file_name(a)
     eq(inspect.history(f, root=ROOT, rows=True), want, "by file name")
     eq(inspect.history(a, 1, ROOT, rows=True), want[-1:], "the last n")
-    latest = inspect.history(root=ROOT, rows=True)
-    eq(latest, [{"role": "user", "text": "not in any chat map"}], "latest: the session written last")
     time.sleep(1.1)  # file times have a resolution of one second
+    mem = claw_memory.open(ROOT, extract=False)
+    mem.sessions.persist("script-session", [(1, None, "written last")], turn_completed=True)
+    mem.close()
+    eq(inspect.history(None, 1, ROOT, rows=True), [{"role": "user", "text": "written last"}],
+       "no session given: the session written last, when no chat map names it")
+    time.sleep(1.1)
+    mem = claw_memory.open(ROOT, extract=False)
+    mem.session_command("uart", "console", "new project-b")
+    mem.close()
+    eq(inspect.history(root=ROOT, rows=True), [], "after /session new: the new session (no turn yet)")
+    eq(inspect.context(root=ROOT, rows=True)["session"], b.rsplit(":", 1)[0] + ":project-b",
+       "context follows the chat map, as the agent's next request does")
+    time.sleep(1.1)
     mem = claw_memory.open(ROOT, extract=False)
     mem.sessions.persist(a, [(1, None, "second question")])
     mem.close()
     eq(inspect.history(None, 1, ROOT, rows=True), [{"role": "user", "text": "second question"}],
-       "latest again, although its file name sorts first")
+       "the chat written last, although its file name sorts first")
+    mem = claw_memory.open(ROOT, extract=False)
+    mem.session_command("web", "u1", "new other")
+    mem.session_command("web", "u1", "switch default_01")  # the map is newer than the log
+    mem.close()
+    eq(inspect.history(None, 1, ROOT, rows=True), [{"role": "user", "text": "second question"}],
+       "a chat's map written last: its current session")
     inspect._last = None
     eq(inspect.history("chat:uart:console:project-a", root=ROOT, rows=True), [], "no turn yet")
     with Capture() as c:
@@ -155,13 +173,34 @@ def test_helpers_never_create_a_data_root():
         ok("no data root at /flash/docs" in str(e), str(e))
     raises(OSError, inspect.sessions, root="/flash/missing")
     eq(_tree("/flash"), ["docs"], "nothing created")
-    # a LITE root: looking creates no store and no MEMORY.md
+    # a LITE root (its MEMORY.md without a store): looking creates no store
     mem = claw_memory.open("/flash/lite", "lite")
     mem.close()
     before = _tree("/flash/lite")
-    os.remove("/flash/lite/memory/MEMORY.md")
-    before.remove("memory/MEMORY.md")
     inspect.items(root="/flash/lite")
     inspect.stats(root="/flash/lite")
+    inspect.context(root="/flash/lite")
     eq(_tree("/flash/lite"), before, "a look adds no file")
+    eq(inspect._mem("/flash/lite").mode, "lite", "opened as LITE")
+    # a root with nothing to tell the mode by (the agent opened it, stored nothing): FULL,
+    # as claw_memory.open() opens it
+    claw_memory.open("/flash/used", extract=False).close()
+    eq(inspect._mem("/flash/used").mode, "full", "open()'s default")
+    dev.unmount()
+
+
+def test_sessions_list_gives_ids_and_the_sessions_only_a_chat_map_knows():
+    dev, a, b = _setup()
+    mem = claw_memory.open(ROOT, extract=False)
+    rows = list(mem.sessions.list())
+    new = b.rsplit(":", 1)[0] + ":project-a"
+    by_id = {r["id"]: r for r in rows}
+    eq(sorted(k for k in by_id if k), sorted([a, b, new]), "every session a chat map names, with its id")
+    eq((by_id[new]["records"], by_id[new]["bytes"], by_id[new]["file"]),
+       (0, 0, claw_memory.session.file_name(new)), "/session new without a turn yet")
+    eq([r["file"] for r in rows if r["id"] is None], [claw_memory.session.file_name("script-session")],
+       "a session no chat map names: id None")
+    eq(len(rows), 4, "each session once")
+    eq(by_id[a]["records"], 2, "its stat")
+    mem.close()
     dev.unmount()

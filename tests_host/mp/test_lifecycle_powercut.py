@@ -43,8 +43,13 @@ def test_fat_sd_512_every_cut():
     # old one in different sectors; a cut between leaves both on one cluster chain, and the
     # volume then reads EIO there or loses the file whose leftover was removed (a chat map
     # starts again from default_01). Recorded (docs/DURABILITY.md), not hidden: no cut may lose
-    # an acknowledged record silently, and the count may not grow.
-    for torn, most in ((False, 1), (True, 5)):
+    # an acknowledged record silently, and the count may not grow past the measured one. It
+    # grew by one when the pending file began to stay between turns: the first turn's index
+    # entry no longer reuses the removed pending file's directory slot, so one more creation
+    # crosses a directory sector here; in return a turn writes no directory entry at all.
+    for torn, most in ((False, 2), (True, 6)):
         res = _matrix("fat-sd-512", torn)
         eq(res["lost"], 0, "no acknowledged record lost")
+        eq([f for f in res["failures"] if not f[1].startswith("OSError: ")], [],
+           "only the filesystem's own errors")
         ok(len(res["failures"]) <= most, "FAT-512 rename cross-links: %r" % (res["failures"],))

@@ -85,6 +85,37 @@ def test_tls_context_rules():
     ok("verification is OFF" in logs[0] and "https://evil.example" in logs[0], logs[0])
 
 
+def test_a_damaged_certificate_is_skipped_and_logged_with_its_place():
+    # Issue 24 item 11: one damaged base64 block made every https client fail with a bare
+    # "incorrect padding". Blocks: bad base64 (line 1), valid base64 that is no certificate
+    # (line 5), the root (its BEGIN on line 9), one cut short by the end of the file (line 23).
+    bad = (b"-----BEGIN CERTIFICATE-----\nQUJD\nUJD\n-----END CERTIFICATE-----\n"
+           b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n")
+    cut = b"-----BEGIN CERTIFICATE-----\nMIIB\n"
+    mount("lfs2", "/flash", blocks=64)
+    path = "/flash/bundle.pem"
+    with open(path, "wb") as f:
+        f.write(bad + ROOT_PEM + cut)
+    logs = []
+    ok(certs.tls_context("https://api.example.com", path, log=logs.append, name="openai")
+       is not None, "the usable certificate is trusted")
+    eq([ln.split(" skipped: ")[0] for ln in logs],
+       ["openai: CA bundle /flash/bundle.pem: certificate %d (line %d)" % p
+        for p in ((1, 1), (2, 5), (4, 23))], "each bad one, where it is")
+    ok("incorrect padding" in logs[0] and "cut short" in logs[2], logs)
+    eq(len(list(certs.ders(path))), 2, "ders: the blocks whose base64 reads")
+    with open(path, "wb") as f:
+        f.write(cut + bad + cut)  # the first cut short by the next BEGIN
+    logs = []
+    e = raises(ValueError, certs.tls_context, "https://api.example.com", path, log=logs.append)
+    eq(str(e), "llm: no usable certificate in the CA bundle /flash/bundle.pem", "names the file")
+    eq([ln.split(": ")[2] for ln in logs],
+       ["certificate %d (line %d) skipped" % p for p in ((1, 1), (2, 3), (3, 7), (4, 10))],
+       "every bad one logged")
+    ok("no END line" in logs[0], logs[0])
+    os.remove(path)
+
+
 def _exists(path):
     try:
         os.stat(path)

@@ -91,8 +91,12 @@ def test_persist_writes_esp_claw_format():
                     (4, '[{"role":"tool","tool_call_id":"a","content":"ok","is_error":false}]', None)], backend="anthropic")
     s.persist(sid, [(2, None, "done")], turn_completed=True, backend="")
     log = s.path(sid)
+    eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx",
+                               session.file_name(sid) + ".pending"],
+       "a completed turn leaves the pair and the stale pending file")
+    s.close()
     eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx"],
-       "a completed turn leaves exactly ESP-Claw's pair")
+       "close() leaves exactly ESP-Claw's pair")
     eq(_read(log).split(b"\n")[0], '{"role":"user","content":"héllo"}'.encode(), "text record shape")
     ents = _esp_validate(log)
     eq([(t, f) for _, _, t, f in ents], [(1, 1), (3, 2), (4, 2), (2, 0)], "types and backend formats")
@@ -177,13 +181,15 @@ def test_raw_json_is_written_verbatim_and_one_line():
 def test_each_persist_is_one_append():
     dev, s = _fresh(index_every=2)
     calls = []
-    real = fsutil.append
+    real = (fsutil.append, fsutil.write_file, fsutil.write_at)
 
-    def spy(path, data):
-        calls.append(path.rsplit(".", 1)[-1])
-        return real(path, data)
+    def spying(fn):  # every way a persist writes a file
+        def spy(path, *args):
+            calls.append(path.rsplit(".", 1)[-1])
+            return fn(path, *args)
+        return spy
 
-    fsutil.append = spy
+    fsutil.append, fsutil.write_file, fsutil.write_at = [spying(fn) for fn in real]
     try:
         got = []
         for turn in range(3):
@@ -198,7 +204,7 @@ def test_each_persist_is_one_append():
             got.append(calls[:])
             calls[:] = []
     finally:
-        fsutil.append = real
+        fsutil.append, fsutil.write_file, fsutil.write_at = real
     eq(got, [["pending"], ["pending"], ["log", "idx"],    # the first turn creates the index
              ["pending"], ["pending"], ["log"],
              ["pending"], ["pending"], ["log", "idx"]],   # index_every=2
@@ -597,8 +603,9 @@ def test_unfinished_turn_survives_a_reboot_in_the_pending_file():
     eq(msgs[-1]["tool_call_id"], "k1", "pending tool result")
     eq(s.page(sid)["messages"][-1]["text"], "user 1", "pending user text paged")
     s.persist(sid, [(2, None, "final 1")], turn_completed=True, backend="anthropic")
-    ok(not fsutil.exists(log + ".pending"), "completed: pending gone")
+    eq(s.stat(sid)["pending"], 0, "completed: nothing pending")
     s.close()
+    ok(not fsutil.exists(log + ".pending"), "closed: the stale pending file gone")
     ents = _esp_validate(log)
     eq([(t, f) for _, _, t, f in ents][-4:], [(1, 1), (3, 1), (4, 1), (2, 2)], "backends kept")
     dev.unmount()

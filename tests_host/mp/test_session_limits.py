@@ -192,3 +192,51 @@ def test_a_newest_turn_over_the_target_is_all_a_compaction_keeps():
        "whole")
     ok(not s.blocked(SID), "not blocked")
     dev.unmount()
+
+
+def _dialogue(n):
+    return [(1, 1, '{"role":"user","content":"user %d %s"}' % (n, "q" * 180)),
+            (2, 1, '{"role":"assistant","content":"final %d %s"}' % (n, "a" * 230))]
+
+
+def _tool_turn(n, size):
+    return [(1, 1, _user(n)), (3, 1, _call(n)), (4, 1, _result(n, size)), (2, 1, _final(n))]
+
+
+def test_one_large_tool_turn_does_not_evict_the_dialogue():
+    # 212 dialogue turns (~100 KB) and one 63 KB tool turn: the room for 20 more turns is sized
+    # by the median turn, not by that one. As the newest turn it is kept whole and the oldest
+    # dialogue makes only the room the limit needs (its tool records go at the next
+    # compaction); as an older turn its tool records go first and no dialogue goes at all.
+    # (Sized by the mean, the compaction kept 38 of the 212 dialogue turns.)
+    dialogue = []
+    for n in range(212):
+        dialogue += _dialogue(n)
+    turn = sum(len(js) + 1 for _, _, js in _dialogue(0))  # 475 bytes a dialogue turn
+    for kind in ("lfs2", "fat"):
+        for newest in (True, False):
+            dev, mem = _fresh(kind)
+            recs = dialogue + _tool_turn(900, 63000)
+            if not newest:
+                for n in range(212, 222):
+                    recs += _dialogue(n)
+            mem.sessions.restore(session.file_name(SID), recs)
+            what = "%s, the tool turn %s" % (kind, "newest" if newest else "older")
+            ok(mem.sessions.stat(SID)["bytes"] > LIMIT, what + ": over the limit")
+            eq(mem.sessions.compact(SID), None, what + ": compacted, not blocked")
+            size = mem.sessions.stat(SID)["bytes"]
+            ok(size + 20 * turn <= LIMIT, "%s: room for 20 more turns (%d bytes)" % (what, size))
+            msgs = mem.sessions.messages(SID, tokens=0)
+            users = [m["content"].split()[1] for m in msgs if m["role"] == "user"]
+            tools = [m["tool_call_id"] for m in msgs if m["role"] == "tool"]
+            if newest:
+                ok(len(users) >= 212 - 50, "%s: %d of 212 dialogue turns kept" % (what, len(users) - 1))
+                eq(users[-1], "900", what + ": the tool turn whole")
+                eq(tools, ["c900"], what + ": its result kept")
+                eq(users, [str(n) for n in range(212 - len(users) + 1, 212)] + ["900"],
+                   what + ": the oldest dialogue went")
+            else:
+                eq(len(users), 223, what + ": every dialogue turn kept")
+                eq(tools, [], what + ": the old tool result went first")
+            mem.close()
+            dev.unmount()

@@ -1,8 +1,8 @@
-# ENOSPC, EIO and MemoryError at every file operation of a store workload: a change the call
-# reported saved is there after a reboot, a change it reported failed is not, the same store
-# keeps working once the fault is gone, and the derived files agree with the items. A transient
-# read error (EIO) anywhere in an open, a list, a replay or a write never makes a file look
-# missing.
+# ENOSPC, EIO and MemoryError at every file operation of a store workload (an extraction
+# result of two facts included): a change the call reported saved is there after a reboot, a
+# change it reported failed is not, the same store keeps working once the fault is gone, and
+# the derived files agree with the items. A transient read error (EIO) anywhere in an open, a
+# list, a replay or a write never makes a file look missing.
 import faults
 import workloads
 from flashsim import mount
@@ -18,7 +18,8 @@ M = "/flash/memory"
 BASE = {"B": "User lives in Shanghai by the river", "C": "User has a cat called Miso",
         "E": "User works as a nurse at night"}
 NEW = {"A": "User likes green tea in the morning", "B2": "User lives in Beijing by the park",
-       "D": "User works as a teacher during the day", "F": "User plays the violin on Sundays"}
+       "D": "User works as a teacher during the day", "F": "User plays the violin on Sundays",
+       "G": "User has a sister named Eva", "H": "User runs every morning"}
 
 
 def _baseline():
@@ -57,6 +58,8 @@ def _workload(s, ids):
     step("forget C", lambda: s.forget(ids["C"]))
     step("replace E by D", replace)
     step("store F", lambda: s.store(NEW["F"], "music"))
+    # an extraction result of two facts: one append, both or neither
+    step("extract G H", lambda: workloads.extract(s, "none", [(NEW["G"], "family"), (NEW["H"], "sport")]))
     step("compact", s.compact)
     step("flush", s.flush)
     return out
@@ -66,7 +69,7 @@ def _want(result):
     ok_ = dict(result)
     present = {"B": not ok_["update B"], "B2": ok_["update B"], "C": not ok_["forget C"],
                "E": not ok_["replace E by D"], "D": ok_["replace E by D"], "A": ok_["store A"],
-               "F": ok_["store F"]}
+               "F": ok_["store F"], "G": ok_["extract G H"], "H": ok_["extract G H"]}
     return present
 
 

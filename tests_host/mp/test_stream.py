@@ -134,8 +134,8 @@ def test_window_costs_come_from_the_index():
         data = f.read()
     with open(log, "wb") as f:  # the record bytes are not read to choose the window
         f.write(b"#" * len(data))
-    snap = window.Snapshot(log, s._open(log), 65536)
-    eq(window.start(snap, 500), h.first, "same window from the index alone")
+    snap = window.Snapshot(log, s._open(log))
+    eq(window.start(snap, 500, 65536), h.first, "same window from the index alone")
     dev.unmount()
 
 

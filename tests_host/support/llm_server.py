@@ -20,6 +20,7 @@ Script the answers, in order; each request takes the next one:
     srv.drop()                           # close the connection without an answer
     srv.truncate(b"{...", length=1000)   # 200 with Content-Length 1000, these bytes, then close
     srv.delay(2.0)                       # sleep 2 s, then answer "late" (reply kwargs allowed)
+    srv.redirect(307, "http://other/v1/messages")   # that status with a Location header
     every method also takes delay=seconds
 
 A reply spec is rendered in the shape of the endpoint that was called, so one script serves
@@ -28,8 +29,9 @@ content; `stop="length"` makes a Responses answer "incomplete"). With the queue 
 `LLMServer.spec_reply(...)` etc., or a callable `fn(recorded_request) -> spec`), else it
 answers HTTP 500 "llm_server: nothing scripted".
 
-Every request is recorded in `srv.requests` as a `Recorded` (path, headers with lower-case
-names, body parsed from JSON or None, text).
+Every request is recorded in `srv.requests`, whatever its method and path (a client that
+followed a redirect is seen, also when it turned the POST into a GET), as a `Recorded`
+(method, path, headers with lower-case names, body parsed from JSON or None, text).
 
 Running it:
 
@@ -141,6 +143,10 @@ class LLMServer:
         return _Spec("raw", delay, status=status, data=data, content_type=content_type)
 
     @staticmethod
+    def spec_redirect(status, location, delay=0.0):
+        return _Spec("redirect", delay, status=status, location=location)
+
+    @staticmethod
     def spec_drop(delay=0.0):
         return _Spec("drop", delay)
 
@@ -168,6 +174,9 @@ class LLMServer:
 
     def drop(self, delay=0.0):
         return self.push(self.spec_drop(delay))
+
+    def redirect(self, status, location, delay=0.0):
+        return self.push(self.spec_redirect(status, location, delay))
 
     def truncate(self, data, length, delay=0.0):
         return self.push(self.spec_truncate(data, length, delay))
@@ -335,6 +344,9 @@ class LLMServer:
             await asyncio.sleep(0.05)
             request.transport.close()
             raise asyncio.CancelledError()
+        if spec.kind == "redirect":
+            return web.Response(status=spec.kw["status"], headers={"Location": spec.kw["location"]},
+                                text="moved to %s" % spec.kw["location"])
         if spec.kind == "raw":
             return web.Response(
                 status=spec.kw["status"],
@@ -357,6 +369,7 @@ class LLMServer:
         app.router.add_post(OPENAI_PATH, self._handle)
         app.router.add_post(ANTHROPIC_PATH, self._handle)
         app.router.add_post(RESPONSES_PATH, self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._handle)  # recorded too: see `requests`
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl)

@@ -82,3 +82,22 @@ def server_context(cert, key):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     return ctx
+
+
+def damaged(pem):
+    """The first certificate of these PEM bytes with one base64 character gone: its base64
+    is cut (binascii's "incorrect padding"), as one damaged block of a CA bundle."""
+    lines = pem.split(b"\n")
+    i = [ln.strip() for ln in lines].index(b"-----BEGIN CERTIFICATE-----") + 2
+    lines[i] = lines[i][1:]
+    return b"\n".join(lines)
+
+
+def bad_bundle(good):
+    """A CA bundle of PEM bytes: a damaged block (bad base64), a block of valid base64 that is
+    no certificate, the certificates of `good`, then a block cut short (no END line). The
+    blocks start at lines 1, 4 and 7 and after `good`."""
+    junk = b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n"
+    cut = b"-----BEGIN CERTIFICATE-----\nMIIB\n"
+    head = b"-----BEGIN CERTIFICATE-----\nQUJD\nUJD\n-----END CERTIFICATE-----\n"
+    return head + junk + good.rstrip(b"\n") + b"\n" + cut

@@ -259,6 +259,79 @@ def store_evictions(clock_start=1714000000, cap=10):
     return workload, check
 
 
+def extract(store, intent, facts, text="a user message"):
+    """Apply an extraction answer of `facts` ((content, tag) pairs) with `intent`, as the
+    stage note applies one (claw_memory/extract.py); returns the labels it reports."""
+    from claw_memory.core import Request
+    from claw_memory.extract import Extraction, Job
+
+    job = Job(Request(text, SID), 1)
+    job.answer = json.dumps({"intent": intent, "memories": [
+        {"content": c, "tags": [t], "keywords": []} for c, t in facts]})
+    return Extraction(store, None).apply(job)
+
+
+def _extraction_script():
+    # (intent, facts): results of two and three facts, one that replaces two facts (two
+    # stores and two forgets), one with a fact already stored; a close between.
+    return [
+        ("none", [("User lives in Lisbon near the sea", "city"), ("User has a dog named Rex", "pets")]),
+        ("none", [("User drinks green tea every morning", "drink"), ("User works as a night nurse", "work"),
+                  ("User plays chess on Fridays", "hobby")]),
+        ("replace", [("User lives in Porto by the river", "city"), ("User works as a teacher", "work")]),
+        ("close", None),
+        ("none", [("User has a dog named Rex", "pets"), ("User speaks Portuguese at home", "language")]),
+        ("replace", [("User plays go on Fridays", "hobby"), ("User drinks black coffee", "drink"),
+                     ("User has a cat named Miso", "pets")]),
+    ]
+
+
+def extractions(clock_start=1714000000):
+    """Extraction results with several facts (_extraction_script), each one append. The
+    check: after a cut the items are the state after the last acknowledged result or after
+    the whole result in flight (the states of an uncut run), never a part of one."""
+    from claw_memory.store import Store
+
+    script = _extraction_script()
+    states = []  # the active contents after each step of the uncut run
+
+    def workload(acked):
+        t = [clock_start]
+
+        def clock():
+            t[0] += 1
+            return t[0]
+
+        s = Store(MEMORY_DIR, clock=clock)
+        record = not states
+        for intent, facts in script:
+            if intent == "close":
+                s.close()
+                s = Store(MEMORY_DIR, clock=clock)
+            elif not extract(s, intent, facts):
+                raise AssertionError("the extraction result stored nothing")
+            _ack(acked, intent)
+            if record:
+                states.append(sorted(it["content"] for it in s.list()))
+
+    def check(acked):
+        s = Store(MEMORY_DIR, clock=lambda: clock_start + 1000)
+        got = sorted(it["content"] for it in s.list())
+        k = len(acked)
+        want = [states[k - 1] if k else []]
+        if k < len(states):
+            want.append(states[k])
+        if got not in want:
+            raise AssertionError("after %d results: %r, want one of %r" % (k, got, want))
+        check_store_consistent(s)
+        extract(s, "none", [("A fact extracted after the reboot", "after"), ("Another one", "after")])
+        if len(s.recall(["after"])) != 2:
+            raise AssertionError("extraction after the reboot not recalled")
+        return 0
+
+    return workload, check
+
+
 def _forgotten_text_gone(script, acked):
     """Before the store reopens: text forgotten (forget, update, replace) at least 5 changes
     ago, or before an acknowledged close, is in no file (records, index, MEMORY.md)."""
@@ -316,13 +389,16 @@ CH, CHAT = "web", "u1"
 
 def _system_script():
     """Every write path: persist with tool records, session compaction and blocking, store,
-    update, forget, recall, store compaction, profile edit, session delete, /session new and
-    switch. Each step: (op, args)."""
+    update, forget, recall, extraction results with several facts (one replacing three),
+    store compaction, profile edit, session delete, /session new and switch. Each step:
+    (op, args); an extraction (op, intent, facts, the contents it replaces)."""
     s = []
     for n in range(2):
         s.append(("turn", "default_01", n, 300))
     s += [("store", "User likes green tea", "drink"), ("store", "User lives in Porto", "city"),
           ("recall", "drink"), ("update", "User lives in Porto", "User lives in Lisbon"),
+          ("extract", "none", [("User has a sister named Eva", "family"),
+                               ("User runs every morning", "sport")], ()),
           ("profile", "# User\n\nName: Ada\n"), ("session", "new work")]
     for n in range(2, 7):
         s.append(("turn", "work", n, 700))  # passes the 4000-byte limit: compaction
@@ -330,6 +406,9 @@ def _system_script():
     s += [("forget", "User likes green tea"), ("session", "switch default_01"),
           ("session", "delete work"), ("store", "User has a dog named Rex", "pets"),
           ("store", "User speaks Portuguese", "language"), ("store", "User cycles to work", "commute"),
+          ("extract", "replace", [("User lives in Faro", "city"), ("User walks to work", "commute"),
+                                  ("User has a brother named Rui", "family")],
+           ("User lives in Lisbon", "User cycles to work", "User has a sister named Eva")),
           ("profile", "# User\n\nName: Ada\nPrefers short answers.\n")]
     s.append(("big", "default_01", 7, 0))  # dialogue too big for the limit: blocked
     s.append(("session", "new after"))
@@ -374,6 +453,9 @@ class _Model:
             self.items.add(step[2])
         elif op == "forget":
             self.items.discard(step[1])
+        elif op == "extract":
+            self.items.difference_update(step[3])
+            self.items.update(c for c, _ in step[2])
         elif op == "profile":
             self.user_md = step[1]
         elif op == "session":
@@ -675,6 +757,8 @@ def system(limit=4000):
                 ids[step[2]] = mem.store.update(ids[step[1]], content=step[2])[0]["id"]
             elif op == "forget":
                 mem.store.forget(ids[step[1]])
+            elif op == "extract":
+                extract(mem.store, step[1], step[2])
             elif op == "profile":
                 mem.profile.write("user", step[1])
             elif op == "session":

@@ -1,8 +1,8 @@
 """The report's tables: session history, long-term store, heap, size."""
 
-from .figures import (ESP32_FREE, FACTORS, FS_NAME, KIB, NOT_STORAGE, STORE_NAME, SYS_NAME, device,
-                      find, fmt_kb, fmt_ms, med, near_fig, ratio, store_fig, store_run, turn_fig,
-                      turn_point)
+from .figures import (ESP32_FREE, FACTORS, FLOOR, FS_NAME, KIB, NOT_STORAGE, STORE_NAME, SYS_NAME,
+                      device, find, fmt_kb, fmt_ms, med, near_fig, ratio, store_fig, store_run,
+                      turn_fig, turn_point)
 
 
 def session_tables(res, out):
@@ -37,15 +37,21 @@ def session_tables(res, out):
             rat.append("%.2fx %s" % (ratio(f["ops"], e["ops"]), FS_NAME[fs]))
         out(row + " %s |" % ", ".join(rat))
     out("")
+    ours = [turn_fig(turn_point(res, "ours", fs, 50))["ops"] for fs in p["fs"]]
+    out("The floor (what the filesystem must write at least for this workload's three durable "
+        "appends, derived below): %s; ours is %s of it." % (
+            ", ".join("%s %.1f ops" % (FS_NAME[fs], FLOOR[fs]) for fs in p["fs"]),
+            " and ".join("%.2fx on %s" % (o / FLOOR[fs], FS_NAME[fs]) for o, fs in zip(ours, p["fs"]))))
+    out("")
     out("Host times are medians over the %d turns of the window, measured in each system's own "
         "process; the ESP-Claw column is its port's MicroPython time (the real C code is much "
         "faster: compare CPU against the targets and the peers, not against ESP-Claw)." % p["window"])
     out("")
     out("### Persist cost by history length")
     out("")
-    out("Program/erase operations per turn (flash ms per turn in brackets), averaged over the %d "
-        "turns from each point; * marks a window that contains a session compaction (150 KiB "
-        "limit, reached at ~175 turns)." % p["window"])
+    out("Program/erase operations · KB programmed per turn (flash ms per turn in brackets), "
+        "averaged over the %d turns from each point; * marks a window that contains a session "
+        "compaction (150 KiB limit, reached at ~175 turns)." % p["window"])
     out("")
     hdr = "| system |"
     sep = "|---|"
@@ -61,7 +67,8 @@ def session_tables(res, out):
             for fs in p["fs"]:
                 pt = turn_point(res, s, fs, t)
                 f = turn_fig(pt)
-                row += " %.0f (%s)%s |" % (f["ops"], fmt_ms(f["flash_ms"]), "*" if f["compactions"] else "")
+                row += " %.0f · %s (%s)%s |" % (f["ops"], fmt_kb(f["bytes"]), fmt_ms(f["flash_ms"]),
+                                                "*" if f["compactions"] else "")
         out(row)
     out("")
     rp = res["replay"]["sizes"]

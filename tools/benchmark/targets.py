@@ -1,8 +1,8 @@
 """The targets table: each goal the issues set, its value measured in this run per filesystem,
-and PASS or FAIL."""
+and PASS, FAIL or ACCEPTED (a miss the project decided to keep, with its reason in the report)."""
 
-from .figures import (FS, KIB, NOT_STORAGE, find, med, near_fig, ratio, replay_size, store_run,
-                      turn_fig, turn_point)
+from .figures import (ACCEPTED, FS, KIB, NOT_STORAGE, find, med, near_fig, ratio, replay_size,
+                      store_run, turn_fig, turn_point)
 
 
 def target_rows(res):
@@ -12,16 +12,33 @@ def target_rows(res):
     def fsv(fn):
         return [fn(fs) if fs in p["fs"] else None for fs in FS]
 
-    # persist turn
-    lim = {"lfs2": 0.33, "fat": 0.6}
+    # persist turn (issue 29; measured without the history search index of issue 26)
+    lim = {"lfs2": 0.25, "fat": 0.6}
 
-    def turn_ratio(fs):
-        a, b = turn_point(res, "ours", fs, 50), turn_point(res, "espclaw", fs, 50)
+    def turn_ratio(fs, t=50):
+        a, b = turn_point(res, "ours", fs, t), turn_point(res, "espclaw", fs, t)
         return ratio(turn_fig(a)["ops"], turn_fig(b)["ops"]) if a and b else None
 
     vals = fsv(turn_ratio)
-    rows.append(("persisted turn (50 turns of history): <= 0.33x ESP-Claw program/erase ops on LittleFS, "
+    rows.append(("persisted turn (50 turns of history): <= 0.25x ESP-Claw program/erase ops on LittleFS, "
                  "<= 0.6x on FAT", _cells(vals, "%.2fx"), _ok(vals, lim)))
+    others = [t for t in p["turn_points"] if t != 50]
+    if others:
+        def worst(fs):
+            got = [turn_ratio(fs, t) for t in others]
+            return max(got) if None not in got else None
+
+        vals = fsv(worst)
+        rows.append(("the same at %s turns of history (the worst of them)" % ", ".join(str(t) for t in others),
+                     _cells(vals, "%.2fx"), _ok(vals, lim)))
+
+        def spread(fs):
+            got = [turn_fig(turn_point(res, "ours", fs, t))["ops"] for t in p["turn_points"]]
+            return max(got) / min(got)
+
+        vals = fsv(spread)
+        rows.append(("persisted turn flat in history length: most ops per turn <= 1.25x the fewest (%s turns)"
+                     % ", ".join(str(t) for t in p["turn_points"]), _cells(vals, "%.2fx"), _ok(vals, 1.25)))
     for op in ("store", "update", "forget"):
         def byte_ratio(fs, op=op):
             a = store_run(res, "ours", fs, 128, op)
@@ -29,8 +46,11 @@ def target_rows(res):
             return ratio(a["bytes"], b["bytes"]) if a and b else None
 
         vals = fsv(byte_ratio)
+        ok = _ok(vals, 0.1)
+        if not ok and op == "forget":
+            ok = ACCEPTED  # FAT: 0.10x is the floor of the 5-change rule (docs/PERFORMANCE.md)
         rows.append(("%s at 128 items (amortised over %d, compactions included): <= 0.1x ESP-Claw bytes "
-                     "programmed" % (op, p["R"][op]), _cells(vals, "%.2fx"), _ok(vals, 0.1)))
+                     "programmed" % (op, p["R"][op]), _cells(vals, "%.2fx"), ok))
     for op in ("store", "update", "forget") if 10 in p["store_sizes"] else ():
         def flat(fs, op=op):
             a = store_run(res, "ours", fs, 128, op)
@@ -38,8 +58,11 @@ def target_rows(res):
             return ratio(a["bytes"], b["bytes"]) if a and b else None
 
         vals = fsv(flat)
+        ok = _ok(vals, 2)
+        if not ok and op in ("update", "forget"):
+            ok = ACCEPTED  # the 5-change rule's price (issue 29's decision, docs/PERFORMANCE.md)
         rows.append(("%s flat in store size: bytes programmed at 128 items <= 2x at 10 items" % op,
-                     _cells(vals, "%.2fx"), _ok(vals, 2)))
+                     _cells(vals, "%.2fx"), ok))
     for op in ("store", "update", "forget"):
         def host(fs, op=op):
             a = store_run(res, "ours", fs, 128, op)
