@@ -29,34 +29,26 @@ BOARD_KIB = heap32.BOARD_KIB
 # operation at capacity completes in a 145 KiB heap with at least 64 KiB free at its sampled
 # peak. Issue 29, .mpy from a folder: the LITE piece imported and opened holds at most 40 KiB;
 # a LITE request start and persist on the 150 KiB session complete in 145 KiB.
-# Measured (tools/heap32.py, docs/PERFORMANCE.md): frozen, every operation but a persisted
-# turn completes in 145 KiB with 73 KiB or more free at its sampled peak (verify, the largest,
-# peaks at ~70 KiB); the open memory holds ~42 KiB (imports ~18, the table ~8, the catalog ~14):
+# Measured (tools/heap32.py, docs/PERFORMANCE.md): frozen, every operation completes in 145 KiB
+# with 73 KiB or more free at its sampled peak (verify, the largest, peaks at ~70 KiB); the
+# open memory holds ~43 KiB (imports ~18, the table ~8, the catalog ~14):
 # the 32 KiB target is not met, and OPEN_FROZEN_KIB holds today's figure. As .mpy, the LITE
-# piece opened holds ~35 KiB and every LITE step completes in 145 KiB; FULL completes each of
-# most operations alone in 145 KiB, but not the long-term provider, the request start or a
-# persist, and all of them in one run need 264 KiB (MPY_KIB): more than a board without PSRAM.
+# piece opened holds ~39.9 KiB (at the target) and every LITE step completes in 145 KiB; FULL
+# completes most operations alone in 145 KiB, but not the long-term provider, verify, the list
+# tool or a request start, and all of them in one run need 264 KiB (MPY_KIB): more than a board
+# without PSRAM.
 OPEN_FROZEN_KIB = 44
 IMPORTS_FROZEN_KIB = 20
 PEAK_FREE_KIB = 64
 LITE_OPEN_KIB = 40
 MPY_KIB = 264
-# A persisted turn reads the pending records with readline(max_record_bytes + 4), one
-# unbroken 64 KiB block (issue 24, item 1: the session code's bounded reads); beside the open
-# store's scattered arrays, or after a request start, no such block is left in 145 KiB. So the
-# persist is budgeted alone (LITE: it completes alone in 145 KiB, not after a request start);
-# the combined runs join it, and PERSIST_FROZEN_KIB goes down to BOARD_KIB, once reads are
-# bounded.
-PERSIST_FROZEN_KIB = 220
 
 # (test id, build, capacity.py mode, steps: "" every one, "-a,b" all but these; the whole heap
 # in KiB, free before the package is imported)
 WHOLE = [
-    ("frozen", "frozen", "run", "-persist", BOARD_KIB),
-    ("frozen-persist", "frozen", "run", "persist", PERSIST_FROZEN_KIB),
-    ("mpy", "mpy", "run", "-persist", MPY_KIB),
-    ("mpy-lite", "mpy", "lite", "-persist", BOARD_KIB),
-    ("mpy-lite-persist", "mpy", "lite", "persist", BOARD_KIB),
+    ("frozen", "frozen", "run", "", BOARD_KIB),
+    ("mpy", "mpy", "run", "", MPY_KIB),
+    ("mpy-lite", "mpy", "lite", "", BOARD_KIB),
 ]
 # The steps of capacity.py run (FULL), each metered in a process of its own.
 STEPS = ("open", "labels", "provider", "recall", "list", "store", "update", "forget", "compact",
@@ -87,7 +79,7 @@ def _root(ports, cwd):
 def test_every_operation_at_capacity_fits_145_kib(ports, mpy, tmp_path):
     """As .mpy, with 145 KiB free after the imports (the bytecode's own heap not counted)."""
     _root(ports, str(tmp_path))
-    r = heap32.capacity(ports["mpy"], mpy, str(tmp_path), "run", "root", "145", "", "-persist")
+    r = heap32.capacity(ports["mpy"], mpy, str(tmp_path), "run", "root", "145")
     print(r.stdout)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("ALL-OK"), r.stdout + r.stderr
     assert heap32.figures(r.stdout)["from"] == os.path.join(mpy, "claw_memory", "__init__.mpy")
