@@ -43,7 +43,7 @@ mem.sessions.persist(sid, [(2, None, "hi")], True)
 req = Request("next", sid, "uart", "console")
 got = {p.name: p.collect(req) for p in mem.providers()}
 assert [m["content"] for m in got["Session History"][0].messages()] == ["hello", "hi"], got
-assert got["Long-term Memory"].startswith("# Long-term Memory")
+assert got["Long-term Memory"].startswith("### Long-term Memory")
 tools = {t.name: t for t in mem.tools(session_command=True)}
 ok, out = asyncio.run(tools["profile_read"].handler('{"name":"user"}', req))
 assert ok and json.loads(out)["name"] == "user"
