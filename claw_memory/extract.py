@@ -208,7 +208,11 @@ class Extraction:
         if doc is None:
             if text.trim(job.answer or ""):
                 self.stats["garbage"] += 1
-                self._note("extraction answer is not JSON: %r" % (job.answer or "")[:80])
+                # a stand-in LLM that answers every call in prose meets this first: say what
+                # the call wants (docs/CONTRACT.md)
+                self._note("extraction answer is not JSON: %r (it must be "
+                           "{\"intent\":\"none\",\"memories\":[...]}: docs/CONTRACT.md)"
+                           % (job.answer or "")[:80])
             return []
         intent = doc.get("intent") if isinstance(doc, dict) else None
         if intent == "forget":

@@ -121,13 +121,17 @@ async def test_garbage_and_odd_answers():
             '{"content":"A fourth is never read","tags":"x"}]}'),
         say(""),
     ])
-    dev, mem = _open(x)
+    logged = []
+    dev, mem = _open(x, log=logged.append)
     notes = []
     for t in ("a", "b", "c", "d", "e", "f"):
         notes.append((await _request(mem, "message " + t))[1])
     eq(notes, [None, "Memory update: [bike]", "Memory update: [language]", None, "Memory update: [age]", None],
        "garbage skipped, prose and arrays parsed")
     eq(mem.extraction.stats["garbage"], 2, "garbage counted")
+    hint = [m for m in logged if "not JSON" in m]
+    ok(hint and all('{"intent":"none","memories":[...]}' in m and "docs/CONTRACT.md" in m for m in hint),
+       "the log says what the extraction call must answer: %r" % (hint,))
     eq(sorted(i["content"] for i in list(mem.store.list())), ["User is 30", "User owns a bike", "User speaks Dutch"],
        "only real facts")
     dev.unmount()
