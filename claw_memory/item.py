@@ -5,7 +5,7 @@
 # (ESP-Claw cuts bytes), and labels keep up to 24 characters (ESP-Claw keeps 8, which turns
 # "daily_routine" into "daily_ro"; docs/DESIGN.md, deliberate differences 2 and 4).
 
-from . import text
+from . import jsonraw, text
 from ._compat import const, dumps
 
 CONTENT_MAX = const(255)
@@ -82,8 +82,8 @@ def from_obj(obj, raw=None):
         for name, key, hi in _INT_FIELDS:
             v = obj.get(name)
             if isinstance(v, float) and v == v and -_INF < v < _INF:
-                num = text.number_after(bytes(raw), key)
-                v = text.exact_int(num) if num else None
+                num = jsonraw.number_after(bytes(raw), key)
+                v = jsonraw.exact_int(num) if num else None
                 out[name] = 0 if v is None or v <= 0 else min(v, hi)
     return out
 

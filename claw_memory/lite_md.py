@@ -4,7 +4,7 @@
 # In FULL mode the store renders MEMORY.md from its records (store/markdown.py); LITE mode
 # never imports the store, it only creates the initial document and reads it (bounded).
 
-from . import fsutil, text
+from . import fsutil, jsonraw, text
 from ._compat import const
 from .paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
 
@@ -32,8 +32,8 @@ def stale(directory):
             head = f.read(256)
     except OSError:
         return True
-    num = text.number_after(head, b"records_size")
-    return num is not None and text.exact_int(num) != records
+    num = jsonraw.number_after(head, b"records_size")
+    return num is not None and jsonraw.exact_int(num) != records
 
 
 def read(path, limit=_LITE_MAX):

@@ -13,6 +13,7 @@ package(
         "fsutil.py",
         "hooks.py",
         "inspect.py",
+        "jsonraw.py",
         "lite_md.py",
         "memory.py",
         "messages.py",

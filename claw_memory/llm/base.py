@@ -12,7 +12,8 @@ import json
 
 from .._compat import const
 from ..core import LLMError, new_call_id
-from ..text import clean, surrogates
+from ..jsonraw import surrogates
+from ..text import clean
 from ..wire import convert
 from . import certs, transport
 from .transport import streamed

@@ -13,7 +13,7 @@
 
 from .. import fsutil
 from .. import item as itm
-from .. import text
+from .. import jsonraw, text
 from .._compat import ENOENT, const, dumps
 from .catalog import Catalog
 
@@ -195,7 +195,7 @@ def _small_int(raw):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float):
-        v = text.exact_int(raw)
+        v = jsonraw.exact_int(raw)
     return v if v is not None and v >= 0 else None
 
 

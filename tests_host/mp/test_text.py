@@ -1,4 +1,5 @@
-# claw_memory.text: UTF-8 cuts and repair, dedupe key, token estimate, line lists.
+# claw_memory.text: UTF-8 cuts and repair, dedupe key, token estimate, line lists
+# (jsonraw has its own file: test_jsonraw.py).
 from mptest import eq, raises
 
 from claw_memory import text
