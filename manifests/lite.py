@@ -26,6 +26,7 @@ package(
         "wire.py",
         "session/__init__.py",
         "session/compact.py",
+        "session/deletion.py",
         "session/flat.py",
         "session/flatmsg.py",
         "session/format.py",

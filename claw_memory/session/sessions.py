@@ -259,14 +259,9 @@ class Sessions:
         log = self.path(session_id)
         self._forget(log)
         self._settle()
-        journal = self.dir + "/" + fmt_.DELETING
-        found = fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
-        if found:
-            fsutil.makedirs(self.dir)
-            fsutil.write_file(journal, log.rsplit("/", 1)[-1].encode())
-        found = _remove_files(log) or found
-        if found:
-            fsutil.remove(journal)
+        from .deletion import remove
+
+        found = remove(self.dir, log)
         self._serial += 1
         for d in self._deletions:
             if d[0] == log:
@@ -291,19 +286,12 @@ class Sessions:
         if self._settled:
             return
         self._settled = True
-        journal = self.dir + "/" + fmt_.DELETING
-        if fsutil.size(journal) < 0:
-            return
-        with open(journal, "rb") as f:
-            name = f.read(600)
-        try:
-            name = name.decode()
-        except UnicodeError:
-            name = ""
-        if fmt_.is_log_name(name):
-            _remove_files(self.dir + "/" + name)  # the journal was whole: the deletion goes on
-            self._note("deletion of %s finished after an interruption" % name)
-        fsutil.remove(journal)
+        if fsutil.size(self.dir + "/" + fmt_.DELETING) >= 0:
+            from .deletion import settle
+
+            name = settle(self.dir)
+            if name:
+                self._note("deletion of %s finished after an interruption" % name)
 
     def stat(self, session_id):
         """{"file","bytes","records","pending","blocked"} of one session (after repair)."""
@@ -396,15 +384,6 @@ class Sessions:
         if blocked:
             fsutil.write_file(log + fmt_.BLOCKED, b"")
         self._forget(log)
-
-
-def _remove_files(log):
-    """Remove a session's files; True if any existed. Temp files and the journal first (a
-    journal would resurrect them), the log and its index, the block marker last."""
-    found = False
-    for suffix in fmt_.LEFTOVERS + (fmt_.PEND, "", fmt_.IDX, fmt_.BLOCKED):
-        found = fsutil.remove(log + suffix) or found
-    return found
 
 
 def _indexed(log, size):

@@ -1,0 +1,47 @@
+# claw_memory.session.deletion: a session's files removed all or nothing across a power cut.
+# MIT license
+#
+# A journal in the sessions folder (`.deleting`, holding the log's name) is written before the
+# first file goes and removed after the last; the next Sessions that finds it finishes the
+# deletion (`settle`). Imported only when a session is deleted or a journal is found.
+
+from .. import fsutil
+from . import format as fmt_
+
+
+def remove(directory, log):
+    """Remove the session of `log` under its journal; True if any of its files existed."""
+    journal = directory + "/" + fmt_.DELETING
+    found = fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
+    if found:
+        fsutil.makedirs(directory)
+        fsutil.write_file(journal, log.rsplit("/", 1)[-1].encode())
+    found = _remove_files(log) or found
+    if found:
+        fsutil.remove(journal)
+    return found
+
+
+def settle(directory):
+    """Finish a deletion a power cut interrupted; the log's name when one was finished."""
+    journal = directory + "/" + fmt_.DELETING
+    with open(journal, "rb") as f:
+        name = f.read(600)
+    try:
+        name = name.decode()
+    except UnicodeError:
+        name = ""
+    done = fmt_.is_log_name(name)
+    if done:
+        _remove_files(directory + "/" + name)  # the journal was whole: the deletion goes on
+    fsutil.remove(journal)
+    return name if done else None
+
+
+def _remove_files(log):
+    """Remove a session's files; True if any existed. Temp files and the journal first (a
+    journal would resurrect them), the log and its index, the block marker last."""
+    found = False
+    for suffix in fmt_.LEFTOVERS + (fmt_.PEND, "", fmt_.IDX, fmt_.BLOCKED):
+        found = fsutil.remove(log + suffix) or found
+    return found
