@@ -35,6 +35,11 @@ IDX_TMP = IDX + TMP
 PEND_TMP = PEND + TMP
 LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)  # what interrupted rewrites leave, journal first
 DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
+# Ours, derived or moved out of the log; ESP-Claw opens a session's files by name and never
+# lists the folder, so it neither sees nor removes these:
+TIX = ".tix"  # the log's text index (session/tix.py)
+ARC = ".arc"  # the archive: whole turns compaction moved out of the log
+ARC_TIX = ARC + TIX  # the archive's text index
 
 CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
 PEND_END = b"\x00"  # ends a pending file rewritten in place over a longer, older one
