@@ -5,11 +5,13 @@
 # scan: the offset of the id's latest line, two hashes of the id (30 + 16 bits, so a match
 # is the same id), access count, recency, up to 3 summary ids, whether it is active; and, for
 # deduplication, a fingerprint of the normalised content instead of the content itself (a
-# 256-bit set of its byte pairs, its length and a hash of its 36-byte key: 38 bytes, where
-# the normalisation would take up to 159). A store compares the new fact with every item:
-# the fingerprints rule almost all of them out (one normalisation inside another has all
-# its byte pairs in the other's set), and the few that remain are read from flash and
-# compared exactly. Item bodies stay on flash.
+# 128-bit set of its byte pairs, its length and a 16-bit hash of its 36-byte key: 19 bytes,
+# where the normalisation would take up to 159). A store compares the new fact with every
+# item: the fingerprints rule almost all of them out (one normalisation inside another has
+# all its byte pairs in the other's set; a full item's 158 pairs set about 71% of the bits,
+# so a 12-byte fact passes about one in 30 of them by chance, a 30-byte one one in 8,000),
+# and the few that remain are read from flash and compared exactly. Item bodies stay on
+# flash: 42 bytes per slot.
 
 from array import array
 
@@ -19,10 +21,11 @@ from .._compat import const
 
 NO_SID = const(0xFFFF)
 _H1_MASK = const(0x3FFFFFFF)  # small ints on a 32-bit chip
+_KH_MASK = const(0xFFFF)  # the key hash: equal hashes are compared exactly
 _H2_SEED = const(0x2B3C4D5E)
 _KEY = const(36)  # bytes of the dedupe key
 _SEMANTIC_MIN = const(12)
-_BITS = const(32)  # bytes of the byte-pair set
+_BITS = const(16)  # bytes of the byte-pair set
 
 
 def id_hashes(memory_id):
@@ -42,17 +45,17 @@ def key_of(norm):
 
 
 def pairs(norm, out=None, at=0):
-    """The set of byte pairs of a normalisation, as 256 bits (32 bytes) at out[at:]."""
+    """The set of byte pairs of a normalisation, as 128 bits (16 bytes) at out[at:]."""
     if out is None:
         out = bytearray(_BITS)
     for i in range(len(norm) - 1):
-        h = (norm[i] * 31 + norm[i + 1]) & 255
+        h = (norm[i] * 31 + norm[i + 1]) & 127
         out[at + (h >> 3)] |= 1 << (h & 7)
     return out
 
 
 def _within(a, ai, b, bi):
-    # Every bit of a[ai:ai+32] is in b[bi:bi+32].
+    # Every bit of a[ai:ai+16] is in b[bi:bi+16].
     for k in range(_BITS):
         x = a[ai + k]
         if x & b[bi + k] != x:
@@ -88,8 +91,8 @@ class Table:
         self.upd = array("I", bytes(4 * slots))
         self.sids = array("H", bytes(6 * slots))  # 3 per slot
         self.live = bytearray(slots)
-        self.kh = array("I", bytes(4 * slots))  # hash of the dedupe key
-        self.nlen = array("H", bytes(2 * slots))  # length of the normalisation
+        self.kh = array("H", bytes(2 * slots))  # hash of the dedupe key
+        self.nlen = bytearray(slots)  # length of the normalisation (at most 159)
         self.bits = bytearray(_BITS * slots)  # its byte pairs
         self.lines = 0  # lines in the records file (items, tombstones, bad lines)
         self.changes = 0  # lines appended since the last compaction (no "summary_labels")
@@ -127,12 +130,12 @@ class Table:
         # 8 KiB more for the 16 or so stores before the next compaction.
         size = max(need, len(self.live) + max(16, len(self.live) // 8))
         for name, k in (("off", 4), ("h1", 4), ("h2", 2), ("acc", 2), ("upd", 4), ("sids", 6),
-                        ("kh", 4), ("nlen", 2)):
+                        ("kh", 2)):
             old = getattr(self, name)
             new = array(_CODES[name], bytes(k * size))
             new[: len(old)] = old
             setattr(self, name, new)
-        for name, k in (("live", 1), ("bits", _BITS)):
+        for name, k in (("live", 1), ("nlen", 1), ("bits", _BITS)):
             old = getattr(self, name)
             new = bytearray(k * size)
             new[: len(old)] = old
@@ -165,7 +168,7 @@ class Table:
             if norm is None:
                 norm = itm.norm(it["content"]).encode()
             self.nlen[slot] = len(norm)
-            self.kh[slot] = text.fnv1a32(key_of(norm)) & _H1_MASK
+            self.kh[slot] = text.fnv1a32(key_of(norm)) & _KH_MASK
             pairs(norm, self.bits, at)
             self.active += 1
         else:
@@ -176,8 +179,9 @@ class Table:
     def shed(self):
         """Free all but the offsets and liveness (a compaction needs no more of the old table
         once its groups are known: its replacement is reserved in the room this leaves)."""
-        for name in ("h1", "h2", "acc", "upd", "sids", "kh", "nlen"):
+        for name in ("h1", "h2", "acc", "upd", "sids", "kh"):
             setattr(self, name, array(_CODES[name]))
+        self.nlen = bytearray(0)
         self.bits = bytearray(0)
         self.recalls = None
 
@@ -194,7 +198,7 @@ class Table:
         or a length and byte-pair set that allow one to contain the other. A superset of
         the duplicates, to be checked exactly (see item.key and item.semantic_match)."""
         c = len(cnorm)
-        kh = text.fnv1a32(key_of(cnorm)) & _H1_MASK
+        kh = text.fnv1a32(key_of(cnorm)) & _KH_MASK
         mine = pairs(cnorm)
         out = []
         for i in range(self.n):
@@ -234,5 +238,4 @@ class Table:
         return self.acc[a] == self.acc[b] and self.upd[a] == self.upd[b]
 
 
-_CODES = {"off": "I", "h1": "I", "h2": "H", "acc": "H", "upd": "I", "sids": "H", "kh": "I",
-          "nlen": "H"}
+_CODES = {"off": "I", "h1": "I", "h2": "H", "acc": "H", "upd": "I", "sids": "H", "kh": "H"}
