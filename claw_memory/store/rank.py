@@ -2,21 +2,24 @@
 # MIT license
 #
 # What a query needs of each item (a table slot) is kept in RAM, not its text: the distinct
-# terms (claw_memory.terms) of its content, keywords, tags and labels, each a 20-bit hash with
-# its count over the four fields, as 3-byte postings in one pool (bytes 0-1: the hash's low 16
-# bits; byte 2: its high 4 bits << 4 | the count, at most 15); per slot where its postings
-# start, how many, and its length in terms. A query finds each of its terms in the pool with
-# bytearray.find (C speed; a hit off a 3-byte boundary is skipped), maps a hit to its slot by
-# walking the slots in pool order alongside (hits come in that order), and scores BM25; only
-# the items it returns are read from flash.
+# terms (claw_memory.terms) of its content, keywords, tags and labels, each a 16-bit hash with
+# its count over the four fields (at most 3), as 2-byte postings in one pool, an item's in
+# descending order of count; per slot where its postings start, how many, how many count 2
+# or more and 3 (one byte), and its length in terms. A query finds each of its terms in the
+# pool with bytearray.find (C speed; a hit off a 2-byte boundary is skipped), maps a hit to
+# its slot by walking the slots in pool order alongside (hits come in that order), and
+# scores BM25; only the items it returns are read from flash.
 # Each field counts a term once per occurrence, which weighs the fields as ESP-Claw's
 # normalisation fills them: keywords occur in the content or tags and are topped up from the
 # tags, labels are the tags; so a content word counts 1, a keyword found in the content 2, a
 # tag 3 (tag, keyword, label).
 # A change appends the new postings and leaves the old ones as dead bytes, moved out in place
 # when the pool is full; compaction and open build the pool anew (no rebuild per change).
-# 20-bit hashes: a query of 8 terms over 2000 postings meets a false hit about once in 60
-# queries, and then only adds a small score to one item.
+# 16-bit hashes: a query of 8 terms over 1,800 postings meets a false hit about once in 5
+# queries, and then only adds a small score to one item. Measured on the retrieval benchmark
+# (tools/benchmark/recall_eval.py), 16 bits, counts capped at 3 and 14 postings an item give
+# the recall@1/@5 of 20 bits, counts up to 15 and 16 postings (0.617/0.912 against
+# 0.616/0.914): 3.5 KiB at capacity instead of 6.
 
 import math
 from array import array
@@ -28,10 +31,10 @@ from ..terms import term_hash, terms
 
 K1 = 1.2
 B = 0.75
-TERMS_MAX = const(16)  # postings kept per item: the most frequent, then the first (worst case
-# 128 items x 16 x 3 bytes = 6 KiB; the facts an extraction stores have 8 to 16 terms)
-_TF_MAX = const(15)
-_HASH = const(0xFFFFF)
+TERMS_MAX = const(14)  # postings kept per item: the most frequent, then the first (worst case
+# 128 items x 14 x 2 bytes = 3.5 KiB; the facts an extraction stores have 8 to 16 terms)
+_TF_MAX = const(3)  # a tag (tag, keyword, label) already counts 3: more adds nothing measured
+_HASH = const(0xFFFF)
 QUERY_MAX = const(512)  # bytes of a query read (a question, not a document: bounded work)
 _POOL_MAX = const(65535)  # postings (starts are 16-bit); past it an item gets none
 _HALF_LIFE = const(2592000)  # 30 days: recency's boost halves
@@ -42,7 +45,7 @@ DUP = 0.85  # share of the larger term set two results have in common to be near
 
 
 def item_terms(it):
-    """([20-bit hash], [count], length) of an item's distinct terms over its content,
+    """([16-bit hash], [count], length) of an item's distinct terms over its content,
     keywords, tags and labels, in the order first seen, at most TERMS_MAX (the most frequent,
     then the first)."""
     hs = []
@@ -67,7 +70,7 @@ def item_terms(it):
 
 
 def query_hashes(query):
-    """The distinct 20-bit term hashes of a query (text; its first QUERY_MAX bytes)."""
+    """The distinct 16-bit term hashes of a query (text; its first QUERY_MAX bytes)."""
     out = []
     for t in terms(text.to_bytes(query or "")[:QUERY_MAX]):
         h = term_hash(t) & _HASH
@@ -93,25 +96,26 @@ class Terms:
         self.start = array("H", bytes(2 * slots))
         self.cnt = bytearray(slots)
         self.dl = bytearray(slots)  # lengths, at most 255 terms (a full item has about 120)
-        self.pool = bytearray(3 * TERMS_MAX * min(slots, 128))
+        self.tfs = bytearray(slots)  # of its postings: how many count 3 << 4 | how many 2 or 3
+        self.hs = bytearray(2 * TERMS_MAX * min(slots, 128))  # the postings, little-endian
         self.used = 0  # postings in the pool, dead ones included
         self.live = 0  # postings of live slots
         self.docs = 0  # slots with terms
         self.total = 0  # their lengths
-        self._order = None  # slots with postings in pool order (built by a query)
 
     def nbytes(self):
         """RAM held by the statistics' arrays."""
-        return len(self.pool) + 4 * len(self.cnt)
+        return len(self.hs) + 5 * len(self.cnt)
 
     def _room(self, slot):
         if slot < len(self.cnt):
             return
-        size = max(2 * len(self.cnt), slot + 1, 16)
+        # (an eighth more, as the table grows: at capacity every store adds a slot)
+        size = max(slot + 1, len(self.cnt) + max(16, len(self.cnt) // 8))
         start = array("H", bytes(2 * size))
         start[: len(self.start)] = self.start
         self.start = start
-        for name in ("cnt", "dl"):
+        for name in ("cnt", "dl", "tfs"):
             old = getattr(self, name)
             new = bytearray(size)
             new[: len(old)] = old
@@ -126,7 +130,6 @@ class Terms:
         self.live -= self.cnt[slot]
         self.cnt[slot] = 0
         self.dl[slot] = 0
-        self._order = None  # (again below: a repack for this slot's room builds one without it)
         if it["deleted"]:
             return
         hs, ws, dl = item_terms(it)
@@ -136,58 +139,56 @@ class Terms:
         self.total += dl
         self.dl[slot] = dl
         n = len(hs)
-        if 3 * (self.used + n) > len(self.pool):
+        if 2 * (self.used + n) > len(self.hs):
             self.repack(n)
         if self.used + n > _POOL_MAX:
             return  # (only a records file of thousands of items before its compaction)
-        at = 3 * self.used
-        pool = self.pool
-        for h, w in zip(hs, ws):
-            pool[at] = h & 0xFF
-            pool[at + 1] = (h >> 8) & 0xFF
-            pool[at + 2] = ((h >> 16) << 4) | w
-            at += 3
+        at = 2 * self.used
+        c2 = c3 = 0
+        for w in (3, 2, 1):  # by count: a posting's place gives its count (scores())
+            for h, c in zip(hs, ws):
+                if c == w:
+                    self.hs[at] = h & 0xFF
+                    self.hs[at + 1] = h >> 8
+                    at += 2
+                    c2 += w > 1
+                    c3 += w > 2
+        self.tfs[slot] = c3 << 4 | c2
         self.start[slot] = self.used
         self.cnt[slot] = n
         self.used += n
         self.live += n
-        self._order = None
 
     def repack(self, need=0):
         """Drop the dead postings (the live ones moved down in place, a few bytes at a time),
         then grow the pool when `need` more do not fit (with an eighth to spare): at capacity
         the pool is rewritten where it is, not allocated again."""
-        order = self.order()
-        pool = self.pool
+        hs = self.hs
         at = 0
-        for s in order:
+        for s in self.order():
             a = self.start[s]
             n = self.cnt[s]
             if a != at:
-                pool[3 * at : 3 * (at + n)] = pool[3 * a : 3 * (a + n)]
+                hs[2 * at : 2 * (at + n)] = hs[2 * a : 2 * (a + n)]
                 self.start[s] = at
             at += n
         self.used = at
         size = at + need
-        if 3 * size > len(pool):
-            grown = bytearray(3 * (size + size // 8 + 8))
-            grown[: 3 * at] = memoryview(pool)[: 3 * at]
-            self.pool = grown
-        self._order = order
+        if 2 * size > len(hs):
+            grown = bytearray(2 * (size + size // 8 + 8))
+            grown[: 2 * at] = memoryview(hs)[: 2 * at]
+            self.hs = grown
 
     def order(self):
-        """The slots with postings, in pool order."""
-        if self._order is None:
-            start = self.start
-            self._order = sorted((s for s in range(len(self.cnt)) if self.cnt[s]),
-                                 key=lambda s: start[s])
-        return self._order
+        """The slots with postings, in pool order (made for each use: not held between)."""
+        start = self.start
+        return sorted((s for s in range(len(self.cnt)) if self.cnt[s]), key=lambda s: start[s])
 
     def hashes(self, slot):
-        """The 20-bit term hashes of a slot."""
-        p = self.pool
-        a = 3 * self.start[slot]
-        return [p[i] | p[i + 1] << 8 | (p[i + 2] >> 4) << 16 for i in range(a, a + 3 * self.cnt[slot], 3)]
+        """The term hashes of a slot."""
+        hs = self.hs
+        a = 2 * self.start[slot]
+        return [hs[i] | hs[i + 1] << 8 for i in range(a, a + 2 * self.cnt[slot], 2)]
 
     def scores(self, qh, allowed=None):
         """{slot: BM25 score} of the slots holding a term of `qh` (query_hashes), among
@@ -199,38 +200,36 @@ class Terms:
         order = self.order()
         start, cnt = self.start, self.cnt
         last = len(order) - 1
-        pool, end = self.pool, 3 * self.used
+        hs, tfs, end = self.hs, self.tfs, 2 * self.used
         for q in qh:
-            pat = bytes((q & 0xFF, (q >> 8) & 0xFF))
-            hi = q >> 16
+            pat = bytes((q & 0xFF, q >> 8))
             hits = []
             pos = 0
             j = 0  # hits come in pool order: the owning slot's place in `order` only grows
             while True:
-                p = pool.find(pat, pos, end)
+                p = hs.find(pat, pos, end)
                 if p < 0:
                     break
-                if p % 3:
+                if p & 1:
                     pos = p + 1
                     continue
-                pos = p + 3
-                if pool[p + 2] >> 4 != hi:
-                    continue
-                k = p // 3
+                pos = p + 2
+                k = p >> 1
                 while j < last and start[order[j + 1]] <= k:
                     j += 1
                 s = order[j] if order else -1
                 if s >= 0 and start[s] <= k < start[s] + cnt[s]:  # else a dead posting
-                    hits.append((s, pool[p + 2] & 0xF))
+                    k -= start[s]  # (the slot's postings are in descending order of count)
+                    hits.append((s, 1 + (k < tfs[s] & 0xF) + (k < tfs[s] >> 4)))
             if not hits:
                 continue
             df = len(hits)
             idf = math.log(1 + (self.docs - df + 0.5) / (df + 0.5))
-            for s, tf in hits:
+            for s, w in hits:
                 if allowed is not None and s not in allowed:
                     continue
                 norm = K1 * (1 - B + B * self.dl[s] / avg)
-                out[s] = out.get(s, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
+                out[s] = out.get(s, 0.0) + idf * w * (K1 + 1) / (w + norm)
         return out
 
     def unit(self):
