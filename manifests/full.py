@@ -16,7 +16,6 @@ package(
         "store/index.py",
         "store/load.py",
         "store/markdown.py",
-        "store/pages.py",
         "store/rank.py",
         "store/read.py",
         "store/records.py",

@@ -5,7 +5,7 @@
 # line of an id wins), `memory_index.json` (v3: label catalog with ref counts, keyword index;
 # derived), `memory_digest.log` (tab-separated operations; recall counts live here until
 # compaction) and `MEMORY.md` (derived). Reading order: records (the journal), table (what
-# RAM holds per item, the eviction rule), pages, catalog (the labels), index
+# RAM holds per item, the eviction rule), catalog (the labels: where they are), index
 # (memory_index.json and its keyword index), digest, markdown, read (items back by the
 # table), load (what open finds), compact, state (the State: what RAM holds and what keeps it
 # in line with the files), batch (store/update/forget: the write path), store (the Store

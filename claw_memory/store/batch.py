@@ -189,6 +189,7 @@ class Batch:
             tab.evicted += 1
         line += b"\n"
         st.pend.append(line)
+        st.cat.place(it["summary_ids"], line, at)  # its new labels are read from there
         st.terms.put(tab.put(it, at, slot), it)
         tab.lines += 1
         tab.changes += 1

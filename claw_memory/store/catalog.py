@@ -1,106 +1,255 @@
-# claw_memory.store.catalog: the summary-label catalog in RAM: summary ids, labels and
-# reference counts, in catalog order (384 labels at capacity), as one blob of labels in small
-# pages and arrays of small ints. memory_index.json (index.py) stores it.
+# claw_memory.store.catalog: the summary-label catalog in RAM: summary ids, reference counts
+# and where each label's bytes are, in catalog order (384 labels at capacity), in arrays of
+# small ints. memory_index.json (index.py) stores it.
 # MIT license
+#
+# The labels stay on flash. A label is a tag of the items that carry it, and a records line
+# holds its tags as they are (JSON escapes only '"', '\' and control characters, and a label
+# holds no control character), so the catalog keeps where one copy of each label is in the
+# records file, with its length, and reads it from there when it is needed: 8 bytes a label
+# instead of the label (about 4 KiB at capacity instead of 14). Labels with no such copy known
+# are kept in RAM, in 1 KiB pages: the index's labels while open scans the records (each is
+# found in the first line that carries it, and the pages are given back), a new label until
+# its line is built (batch.py), every label while a compaction replaces the records (found
+# again in the new lines), and the rare label no line holds as it is ('"' or '\' in it, or
+# another program's line). Pages, not one growing blob: MicroPython collects garbage only
+# when the heap is full, so blocks allocated one by one during a scan end up spread among its
+# garbage (measured: after a scan, 105 KiB free and no free block over 5 KiB); the index's
+# labels are reserved in one go before the scan.
+# A byte of each label's hash and its length find a label with one read.
 
 from array import array
 
-from .._compat import dumps
-from .pages import PAGE, Pages
+from .._compat import const, dumps
+
+PAGE = const(1024)
+_SHIFT = const(24)  # a location: the label's length above this bit, its place below
+_PLACE = const(0xFFFFFF)  # records offsets past 16 MiB are not used: the label stays in RAM
+_LEN_MAX = const(63)
+_CHUNK = const(16)  # labels read per open by entries()
 
 
 class Catalog:
-    """The label catalog: summary ids, labels and reference counts, in catalog order. The
-    labels are kept as "\n" + label + "\n" in small pages (pages.py)."""
+    """The label catalog: summary ids, labels and reference counts, in catalog order. Where
+    label i is, `locs[i]`: >= 0, length << 24 | offset in the records file (read through
+    `home`, the State: State.read_into); < 0, ~(length << 24 | place in the RAM pages)."""
 
     def __init__(self, reserve=0):
+        """`reserve`: bytes of labels expected in RAM, its pages allocated now."""
         self.next_id = 1
-        self.sids = array("H")
-        self.refs = array("H")
-        self.starts = array("I")  # page handle of each label's first byte
-        self.lens = array("B")
-        self.pages = Pages(reserve)
+        self.ids = bytearray()  # summary ids, 2 bytes each (little-endian): searched in C
+        self.refs = bytearray()  # an array "H" once a count passes 255 (_count)
+        self.keys = bytearray()  # a byte of each label's hash
+        self.locs = array("i")
+        self.pages = [bytearray(PAGE) for _ in range((reserve + PAGE - 1) // PAGE)]
+        self.cur = 0  # the page being filled
+        self.used = 0  # bytes used in it
+        self.held = 0  # labels in RAM
+        self.home = None  # the State whose records file holds the labels
+        self.moving = None  # while a compaction writes: the labels' places in the new file
 
     def __len__(self):
-        return len(self.sids)
+        return len(self.refs)
+
+    def sid(self, i):
+        return self.ids[2 * i] | self.ids[2 * i + 1] << 8
+
+    def length(self, i):
+        v = self.locs[i]
+        return (v if v >= 0 else ~v) >> _SHIFT
 
     def size(self):
-        """Bytes of labels held (to reserve a catalog like this one)."""
-        return self.pages.size()
+        """Bytes of labels."""
+        n = 0
+        for i in range(len(self)):
+            n += self.length(i)
+        return n
 
     def add(self, sid, label, refs=0):
         b = label.encode()
-        self.sids.append(sid)
-        self.refs.append(min(refs, 0xFFFF))
-        self.starts.append(self.pages.add(b"\n" + b + b"\n") + 1)
-        self.lens.append(len(b))
+        if not 0 < len(b) <= _LEN_MAX:
+            raise ValueError("a label has 1 to %d bytes" % _LEN_MAX)
+        self.ids.append(sid & 0xFF)
+        self.ids.append(sid >> 8)
+        self.refs.append(0)
+        self._count(len(self.refs) - 1, refs)
+        self.keys.append(hash(b) & 0xFF)
+        self.locs.append(self._keep(b))
+        self.held += 1
+        if self.moving is not None:
+            self.moving.append(0)
         if sid >= self.next_id:
             self.next_id = sid + 1
 
-    def label_at(self, i):
-        return self.pages.get(self.starts[i], self.lens[i]).decode()
+    # -- the RAM pages ----------------------------------------------------------------------
+
+    def _keep(self, b):
+        """Store a label whole in one page; returns its location (< 0)."""
+        n = len(b)
+        if self.used + n > PAGE or not self.pages:
+            if self.pages and self.used:
+                self.cur += 1
+            self.used = 0
+            if self.cur >= len(self.pages):
+                self.pages.append(bytearray(PAGE))
+        at = self.used
+        self.pages[self.cur][at : at + n] = b
+        self.used += n
+        return ~(n << _SHIFT | (self.cur * PAGE + at))
+
+    def release(self):
+        """Give back the pages reserved and not used."""
+        del self.pages[self.cur + 1 :]
+
+    def settle(self):
+        """The RAM pages hold only what is still in RAM: none when every label is placed,
+        rebuilt compactly when most of them is garbage."""
+        if self.moving is not None:
+            return
+        if not self.held:
+            self.pages, self.cur, self.used = [], 0, 0
+            return
+        live = 0
+        for i in range(len(self)):
+            if self.locs[i] < 0:
+                live += self.length(i)
+        if self.cur * PAGE + self.used <= 2 * live + PAGE:
+            return
+        old = self.pages
+        self.pages = [bytearray(PAGE) for _ in range((live + PAGE - 1) // PAGE)]
+        self.cur = self.used = 0
+        for i in range(len(self)):
+            v = self.locs[i]
+            if v < 0:
+                v = ~v
+                k = v & _PLACE
+                self.locs[i] = self._keep(memoryview(old[k // PAGE])[k % PAGE : k % PAGE + (v >> _SHIFT)])
+        self.release()
+
+    # -- reading labels ---------------------------------------------------------------------
+
+    def _open(self):
+        # The records file, when a label is there (None: every label is in RAM).
+        if self.held < len(self) and self.home is not None:
+            return open(self.home.records_path, "rb")
+        return None
+
+    def _into(self, i, f, buf, at):
+        """Copy label i to buf[at:]; returns its length. `f`: the open records file."""
+        v = self.locs[i]
+        if v < 0:
+            v = ~v
+            n = v >> _SHIFT
+            k = v & _PLACE
+            buf[at : at + n] = memoryview(self.pages[k // PAGE])[k % PAGE : k % PAGE + n]
+        else:
+            n = v >> _SHIFT
+            self.home.read_into(f, v & _PLACE, memoryview(buf)[at : at + n])
+        return n
+
+    def _bytes(self, i, f):
+        buf = bytearray(self.length(i))
+        self._into(i, f, buf, 0)
+        return buf
 
     def find(self, label):
         """Index of a label, or -1."""
-        at = self.pages.search(b"\n" + label.encode() + b"\n")
-        if at < 0:
-            return -1
-        for i in range(len(self.starts)):
-            if self.starts[i] == at + 1:
-                return i
+        b = label.encode()
+        k = bytes((hash(b) & 0xFF,))
+        i = self.keys.find(k)
+        f = None
+        try:
+            while i >= 0:
+                if self.length(i) == len(b):
+                    if f is None:
+                        f = self._open()
+                    if self._bytes(i, f) == b:
+                        return i
+                i = self.keys.find(k, i + 1)
+        finally:
+            if f is not None:
+                f.close()
         return -1
 
     def index_of(self, sid):
-        for i in range(len(self.sids)):
-            if self.sids[i] == sid:
-                return i
+        pat = bytes((sid & 0xFF, sid >> 8))
+        i = self.ids.find(pat)
+        while i >= 0:
+            if not i & 1:
+                return i >> 1
+            i = self.ids.find(pat, i + 1)
         return -1
 
-    def label(self, sid):
-        i = self.index_of(sid)
-        return None if i < 0 else self.label_at(i)
+    def labels_of(self, sids, f=None):
+        """The labels of `sids` (unknown ones left out); `f`: the records file, open."""
+        out = []
+        own = None
+        try:
+            for s in sids:
+                i = self.index_of(s)
+                if i < 0:
+                    continue
+                if f is None and self.locs[i] >= 0:
+                    f = own = self._open()
+                out.append(str(self._bytes(i, f), "utf-8"))
+        finally:
+            if own is not None:
+                own.close()
+        return out
+
+    # -- changes ----------------------------------------------------------------------------
 
     def ensure(self, label, preferred=0):
         """Summary id of `label`, added to the catalog when new (ESP-Claw's rule: the
         preferred id when it is free, else next_summary_id)."""
         i = self.find(label)
         if i >= 0:
-            return self.sids[i]
+            return self.sid(i)
         sid = preferred if preferred > 0 and self.index_of(preferred) < 0 else max(self.next_id, 1)
         while self.index_of(sid) >= 0:
             sid += 1
         self.add(sid, label)
         return sid
 
+    def _count(self, i, v):
+        v = max(min(v, 0xFFFF), 0)
+        if v > 0xFF and isinstance(self.refs, bytearray):
+            self.refs = array("H", self.refs)
+        self.refs[i] = v
+
     def add_refs(self, sids, delta):
         for s in sids:
             i = self.index_of(s)
             if i >= 0:
-                self.refs[i] = max(min(self.refs[i] + delta, 0xFFFF), 0)
+                self._count(i, self.refs[i] + delta)
 
     def drop_unused(self):
-        """Drop the labels no item references: in place (their bytes blanked in the pages)
-        unless the pages would then hold more garbage than labels (rebuilt compactly)."""
-        dead = [i for i in range(len(self.refs)) if not self.refs[i]]
-        if not dead:
+        """Drop the labels no item references (the arrays moved down in place)."""
+        n = len(self)
+        w = 0
+        for i in range(n):
+            if not self.refs[i]:
+                if self.locs[i] < 0:
+                    self.held -= 1
+                continue
+            if w != i:
+                self.ids[2 * w] = self.ids[2 * i]
+                self.ids[2 * w + 1] = self.ids[2 * i + 1]
+                self.refs[w] = self.refs[i]
+                self.keys[w] = self.keys[i]
+                self.locs[w] = self.locs[i]
+                if self.moving is not None:
+                    self.moving[w] = self.moving[i]
+            w += 1
+        if w == n:
             return
-        live = sum(self.lens[i] + 2 for i in range(len(self.lens)) if self.refs[i])
-        if self.pages.size() > 2 * live + PAGE:
-            keep = Catalog(live)  # its arrays and pages are taken; next_id stays ours
-            for i in range(len(self.sids)):
-                if self.refs[i]:
-                    keep.add(self.sids[i], self.label_at(i), self.refs[i])
-            keep.pages.release()
-            self.sids, self.refs, self.starts, self.lens, self.pages = (
-                keep.sids, keep.refs, keep.starts, keep.lens, keep.pages)
-            return
-        for i in dead:  # blanked: find() never matches them again (labels hold no NUL)
-            self.pages.blank(self.starts[i] - 1, self.lens[i] + 2)
-        kept = [i for i in range(len(self.sids)) if self.refs[i]]
-        self.sids = array("H", [self.sids[i] for i in kept])
-        self.refs = array("H", [self.refs[i] for i in kept])
-        self.starts = array("I", [self.starts[i] for i in kept])
-        self.lens = array("B", [self.lens[i] for i in kept])
+        self.ids[2 * w :] = b""
+        self.refs[w:] = self.refs[:0]
+        self.keys[w:] = b""
+        self.locs[w:] = self.locs[:0]
+        if self.moving is not None:
+            self.moving[w:] = self.moving[:0]
+        self.settle()
 
     def reset_refs(self):
         for i in range(len(self.refs)):
@@ -109,60 +258,132 @@ class Catalog:
     def retain(self, counts):
         """Set the reference counts to `counts` ({summary id: items}) and drop the labels
         no item references."""
-        for i in range(len(self.sids)):
-            self.refs[i] = min(counts.get(self.sids[i], 0), 0xFFFF)
+        for i in range(len(self)):
+            self._count(i, counts.get(self.sid(i), 0))
         self.drop_unused()
+
+    # -- where the labels are ---------------------------------------------------------------
+
+    def place(self, sids, line, at, tidy=True):
+        """The labels of `sids` kept in RAM that `line` (a records line at offset `at`: read,
+        or about to be appended) holds as they are are read from there from now on; while
+        a compaction writes, they are noted for the new file (moved()). `tidy` False: the
+        RAM pages are left as they are (open's scan: settle() after it)."""
+        into = self.locs if self.moving is None else self.moving
+        raw = None
+        for s in sids:
+            if not self.held:
+                break
+            i = self.index_of(s)
+            if i < 0 or into[i] > 0 or self.locs[i] >= 0:
+                continue
+            if raw is None:
+                raw = line if isinstance(line, bytes) else bytes(line)
+            b = self._bytes(i, None)
+            p = raw.find(b)
+            if p >= 0 and at + p <= _PLACE:
+                into[i] = len(b) << _SHIFT | (at + p)
+                if into is self.locs:
+                    self.held -= 1
+        if tidy and into is self.locs and (not self.held or self.cur > 1):
+            self.settle()
+
+    def to_ram(self):
+        """Every label read into RAM, and its place in the new records noted from now on (a
+        compaction is about to replace the file: place(), then moved())."""
+        old = self.pages
+        self.pages = [bytearray(PAGE) for _ in range((self.size() + PAGE - 1) // PAGE + 1)]
+        self.cur = self.used = 0
+        f = self._open()
+        try:
+            for i in range(len(self)):
+                v = self.locs[i]
+                if v < 0:
+                    v = ~v
+                    k = v & _PLACE
+                    b = memoryview(old[k // PAGE])[k % PAGE : k % PAGE + (v >> _SHIFT)]
+                else:
+                    b = bytearray(v >> _SHIFT)
+                    self.home.read_into(f, v & _PLACE, memoryview(b))
+                self.locs[i] = self._keep(b)
+        finally:
+            if f is not None:
+                f.close()
+        self.release()
+        self.held = len(self)
+        self.moving = array("i", bytes(4 * len(self)))
+
+    def moved(self):
+        """The new records file is committed: the labels placed in it are read from there."""
+        new = self.moving
+        self.moving = None
+        for i in range(len(self)):
+            if new[i] > 0:
+                self.locs[i] = new[i]
+                self.held -= 1
+        self.settle()
+
+    # -- the catalog as text ----------------------------------------------------------------
 
     def listing(self, prefix, empty):
         """The labels as text, one per line after `prefix` ("- "), or `empty` when there is
         none; built in one buffer of the exact size (384 labels make about 11 KB, and a
-        list of per-label strings first would need three times that)."""
-        n = len(self.sids)
+        list of per-label strings first would need three times that), one read a label."""
+        n = len(self)
         if not n:
             return empty
         p = prefix.encode()
-        size = 0
-        for i in range(n):
-            size += len(p) + self.lens[i] + 1
-        buf = bytearray(size)
+        buf = bytearray(n * (len(p) + 1) + self.size())
         at = 0
-        for i in range(n):
-            buf[at : at + len(p)] = p
-            at += len(p)
-            k = self.lens[i]
-            h = self.starts[i]
-            buf[at : at + k] = memoryview(self.pages.pages[h // PAGE])[h % PAGE : h % PAGE + k]
-            at += k
-            buf[at] = 10
-            at += 1
-        return buf.decode()
+        f = self._open()
+        try:
+            for i in range(n):
+                buf[at : at + len(p)] = p
+                at += len(p)
+                at += self._into(i, f, buf, at)
+                buf[at] = 10
+                at += 1
+        finally:
+            if f is not None:
+                f.close()
+        return str(buf, "utf-8")
 
     def json(self):
-        """The labels as a JSON array, built in one buffer of the exact size."""
+        """The labels as a JSON array, built in one buffer of the exact size (each label
+        read twice: to size the buffer, then to fill it)."""
         parts = 0
-        for i in range(len(self.sids)):
-            parts += len(dumps(self.label_at(i)).encode()) + 1
-        buf = bytearray(max(parts + 1, 2))
-        buf[0] = 91  # "["
-        at = 1
-        for i in range(len(self.sids)):
-            js = dumps(self.label_at(i)).encode()
-            buf[at : at + len(js)] = js
-            at += len(js)
-            buf[at] = 44  # ","
-            at += 1
+        f = self._open()
+        try:
+            for i in range(len(self)):
+                parts += len(dumps(str(self._bytes(i, f), "utf-8")).encode()) + 1
+            buf = bytearray(max(parts + 1, 2))
+            buf[0] = 91  # "["
+            at = 1
+            for i in range(len(self)):
+                js = dumps(str(self._bytes(i, f), "utf-8")).encode()
+                buf[at : at + len(js)] = js
+                at += len(js)
+                buf[at] = 44  # ","
+                at += 1
+        finally:
+            if f is not None:
+                f.close()
         buf[max(at - 1, 1)] = 93  # "]" over the last comma
         return str(memoryview(buf)[: max(at, 2)], "utf-8")
 
-    def labels_of(self, sids):
-        out = []
-        for s in sids:
-            lab = self.label(s)
-            if lab is not None:
-                out.append(lab)
-        return out
-
     def entries(self):
-        """(summary id, label, ref count) of each entry, one at a time."""
-        for i in range(len(self.sids)):
-            yield self.sids[i], self.label_at(i), self.refs[i]
+        """(summary id, label, ref count) of each entry, one at a time (read a few per open
+        of the records file: a generator abandoned by its consumer would leave it open)."""
+        i = 0
+        while i < len(self):
+            part = []
+            f = self._open()
+            try:
+                for j in range(i, min(i + _CHUNK, len(self))):
+                    part.append((self.sid(j), str(self._bytes(j, f), "utf-8"), self.refs[j]))
+            finally:
+                if f is not None:
+                    f.close()
+            i += len(part)
+            for e in part:
+                yield e

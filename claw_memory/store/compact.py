@@ -83,6 +83,10 @@ def compact(st):
     # the old one was; the catalog is rebuilt in place: its labels keep their ids (ESP-Claw's
     # preferred id), new ones get the next, and the ones no kept item uses go at the end.
     # Either way the store's RAM state is gone: a failure from here makes it read the files.
+    # The labels come into RAM now, before anything is written (read between the writes, a
+    # FAT partition would write its allocation table out again), and are found in the new
+    # lines as they are written (catalog.py).
+    cat.to_ram()
     tab.shed()
     new_tab = Table(left)
     terms = Terms(left)
@@ -112,6 +116,7 @@ def compact(st):
                 cat.add_refs(it["summary_ids"], 1)
                 line = itm.to_json(it, []).encode() + b"\n"
                 out.write(line)
+                cat.place(it["summary_ids"], line, pos[0])
                 terms.put(new_tab.put(it, pos[0]), it)
                 new_tab.lines += 1
                 pos[0] += len(line)
@@ -121,6 +126,7 @@ def compact(st):
     fsutil.write_tmp(st.digest_path, digest.tail_writer(st.digest_path, dsize, st.rows + line))
     st.drop_derived()  # before the commit
     fsutil.commit(st.journal_path, [path, st.digest_path])
+    cat.moved()
     cat.drop_unused()
     terms.repack()
     return new_tab, cat, fsutil.size(st.digest_path) - len(line), terms

@@ -202,7 +202,8 @@ def _small_int(raw):
 def read(path):
     """The IndexFile of an index (missing or damaged: `ok` False)."""
     # The labels' pages reserved before reading (a third of the file, as a catalog entry
-    # is about 3 times its label; capped); the unused ones are given back.
+    # is about 3 times its label; capped); the unused ones are given back (and the rest
+    # once open's scan has found the labels in the records: catalog.py).
     out = IndexFile(min(max(fsutil.size(path), 0) // 3, _RESERVE_MAX))
     try:
         with open(path, "rb") as f:
@@ -246,10 +247,9 @@ def read(path):
             raise
     except (ValueError, TypeError, IndexError):
         out.ok = False
-    out.catalog.pages.release()
-    if out.ok:
-        top = max(out.catalog.sids) + 1 if len(out.catalog) else 1
-        out.catalog.next_id = max(out.next_id or 1, top)
+    out.catalog.release()
+    if out.ok:  # (the catalog's next_id is past its highest id already)
+        out.catalog.next_id = max(out.next_id or 1, out.catalog.next_id)
     return out
 
 

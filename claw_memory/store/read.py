@@ -5,9 +5,10 @@
 from . import records
 
 
-def decorate(cat, it):
+def decorate(cat, it, f=None):
+    """The item with its labels (read from the catalog; `f`: the records file, open)."""
     out = dict(it)
-    out["summary_labels"] = cat.labels_of(it["summary_ids"])
+    out["summary_labels"] = cat.labels_of(it["summary_ids"], f)
     return out
 
 
@@ -41,8 +42,11 @@ def items(path, tab, cat, ranked):
         # leave a file open, and MicroPython does not close an abandoned generator's file.
         slots = rank(path, tab, tab.active_slots()) if ranked else tab.file_order()
         for slot in slots:
-            it = records.read_item(path, tab.off[slot])
+            with open(path, "rb") as f:  # (the item's labels read with the same open)
+                it = records.item_at(f, tab.off[slot])
+                if it is not None:
+                    it = decorate(cat, it, f)
             if it is not None:
-                yield decorate(cat, it)
+                yield it
 
     return gen

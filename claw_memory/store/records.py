@@ -88,8 +88,9 @@ def parse(raw, off):
     return it, EVICTED if it["deleted"] and obj.get("evicted") is True else 0
 
 
-def item_at(f, off):
-    """The item on the line at `off` of an open records file, or None."""
+def line_at(f, off):
+    """The line at `off` of an open records file with its newline (bytes), or None (torn,
+    or longer than LINE_MAX)."""
     f.seek(off)
     out = b""
     while len(out) < LINE_MAX:
@@ -98,9 +99,15 @@ def item_at(f, off):
             return None  # no newline: a torn line is not an item
         k = chunk.find(b"\n")
         if k >= 0:
-            return parse(out + chunk[: k + 1], off)[0]
+            return out + chunk[: k + 1]
         out += chunk
     return None
+
+
+def item_at(f, off):
+    """The item on the line at `off` of an open records file, or None."""
+    raw = line_at(f, off)
+    return None if raw is None else parse(raw, off)[0]
 
 
 class Blocks:

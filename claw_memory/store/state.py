@@ -127,6 +127,19 @@ class State:
             return None
         return records.read_item(self.records_path, off)
 
+    def read_into(self, f, off, buf):
+        """Fill `buf` (a memoryview) with the records' bytes at `off` as the table sees them,
+        from the open records file `f` or the batch in progress: a label (catalog.py)."""
+        at = self.size + (1 if self.torn else 0)
+        if self.pend and off >= at:
+            for line in self.pend:
+                if off < at + len(line):
+                    buf[:] = memoryview(line)[off - at : off - at + len(buf)]
+                    return
+                at += len(line)
+        f.seek(off)
+        f.readinto(buf)
+
     def ids_where(self, test):
         """Ids of the active items (a batch's changes included) `test(item)` accepts, in
         file order (read one at a time)."""

@@ -94,7 +94,7 @@ class Store:
             labels = [labels]
         wanted = [lab for lab in labels or () if isinstance(lab, str) and lab][:3]
         cat = st.cat
-        sids = [cat.sids[i] for i in range(len(cat)) if cat.label_at(i) in wanted]
+        sids = [cat.sid(i) for i in (cat.find(lab) for lab in wanted) if i >= 0]
         if wanted and not sids:
             return []
         tab = st.tab
@@ -126,7 +126,7 @@ class Store:
                 off = st.tab.off[slot]
                 it = records.item_at(f, off) if off < st.size else st.item(slot)
                 if it is not None:
-                    it = decorate(st.cat, it)
+                    it = decorate(st.cat, it, f)
                     it["score"] = score
                     out.append(it)
         return out
