@@ -25,13 +25,7 @@ ANTHROPIC = const("anthropic")
 RESPONSES = const("openai_responses")
 STATE = const("_claw_provider_state")
 
-_BACKENDS = {
-    OPENAI: 1,
-    "openai_compatible": 1,
-    ANTHROPIC: 2,
-    "anthropic_compatible": 2,
-    RESPONSES: 3,
-}
+_BACKENDS = const((OPENAI, "openai_compatible", ANTHROPIC, "anthropic_compatible", RESPONSES))
 
 
 def backend_format(name):
@@ -39,7 +33,10 @@ def backend_format(name):
     0 unknown (ESP-Claw's mapping, plus the short names)."""
     if isinstance(name, int):
         return name if 0 <= name <= 3 else 0
-    return _BACKENDS.get(name or "", 0)
+    for i in range(len(_BACKENDS)):
+        if _BACKENDS[i] == name:
+            return 1 + i // 2  # (a tuple, not a dict: in flash when frozen)
+    return 0
 
 
 # -- end of the shared names -------------------------------------------------------------------
@@ -167,8 +164,8 @@ def system_text(base, sections, channel=None, chat_id=None):
 # for any stand-in (tests, an offline model): both build the same `raw` records here, so a
 # stand-in's turns are persisted and replayed exactly as a real client's.
 
-# (answer, tool call) stop reasons of each backend format (1 OpenAI, 2 Anthropic, 3 Responses)
-_STOPS = {1: ("stop", "tool_calls"), 2: ("end_turn", "tool_use"), 3: ("completed", "completed")}
+# (answer, tool call) stop reasons of backend formats 1 OpenAI, 2 Anthropic, 3 Responses
+_STOPS = const((("stop", "tool_calls"), ("end_turn", "tool_use"), ("completed", "completed")))
 _ids = 0
 
 
@@ -213,7 +210,7 @@ class Reply:
     @classmethod
     def answer(cls, backend, text):
         """A final answer."""
-        return cls(text, [], answer_raw(backend, text), _STOPS[_format(backend)][0])
+        return cls(text, [], answer_raw(backend, text), _STOPS[_format(backend) - 1][0])
 
     @classmethod
     def calls(cls, backend, calls, text=""):
@@ -231,7 +228,7 @@ class Reply:
             out.append(ToolCall(cid, name, args))
         if not out:
             raise ValueError("Reply.calls: no tool call")
-        return cls(text, out, calls_raw(backend, text, out), _STOPS[f][1])
+        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][1])
 
 
 def _format(backend):

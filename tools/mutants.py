@@ -852,8 +852,8 @@ MUTANTS = [
      "fresh answers are swept, stale ones kept"),
 
     # -- core (the LLM replies and their builders) ---------------------------------------
-    ("core", "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f][1])",
-     "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f][0])",
+    ("core", "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][1])",
+     "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][0])",
      "a built tool call says the answer's stop reason"),
     ("core", "        _ids += 1\n", "",
      "built tool calls without an id all get the same one"),

@@ -6,8 +6,8 @@
 # The labels stay on flash. A label is a tag of the items that carry it, and a records line
 # holds its tags as they are (JSON escapes only '"', '\' and control characters, and a label
 # holds no control character), so the catalog keeps where one copy of each label is in the
-# records file, with its length, and reads it from there when it is needed: 8 bytes a label
-# instead of the label (about 4 KiB at capacity instead of 14). Labels with no such copy known
+# records file, with its length, and reads it from there when it is needed: 7 bytes a label
+# instead of the label (about 3 KiB at capacity instead of 14). Labels with no such copy known
 # are kept in RAM, in 1 KiB pages: the index's labels while open scans the records (each is
 # found in the first line that carries it, and the pages are given back), a new label until
 # its line is built (batch.py), every label while a compaction replaces the records (found
@@ -16,30 +16,36 @@
 # when the heap is full, so blocks allocated one by one during a scan end up spread among its
 # garbage (measured: after a scan, 105 KiB free and no free block over 5 KiB); the index's
 # labels are reserved in one go before the scan.
-# A byte of each label's hash and its length find a label with one read.
+# Six bits of each label's hash and its length find a label with one read.
 
 from array import array
 
 from .._compat import const, dumps
 
 PAGE = const(1024)
-_SHIFT = const(24)  # a location: the label's length above this bit, its place below
-_PLACE = const(0xFFFFFF)  # records offsets past 16 MiB are not used: the label stays in RAM
+_SHIFT = const(24)  # a location: the label's length from this bit, 6 bits of its hash from
+_KEY = const(18)  # this one (find()'s test), its place below: offsets in the records up to
+_PLACE = const(0x3FFFF)  # 256 KiB (a label found past them stays in RAM), or in the pages
 _LEN_MAX = const(63)
 _CHUNK = const(16)  # labels read per open by entries()
 
 
+def _tag(b):
+    # A label's length and 6 bits of its hash (in RAM only: hash() may differ between runs).
+    return len(b) << 6 | (hash(b) & 63)
+
+
 class Catalog:
     """The label catalog: summary ids, labels and reference counts, in catalog order. Where
-    label i is, `locs[i]`: >= 0, length << 24 | offset in the records file (read through
-    `home`, the State: State.read_into); < 0, ~(length << 24 | place in the RAM pages)."""
+    label i is, `locs[i]`: >= 0, length << 24 | hash << 18 | offset in the records file (read
+    through `home`, the State: State.read_into); < 0, ~(the same with its place in the RAM
+    pages)."""
 
     def __init__(self, reserve=0):
         """`reserve`: bytes of labels expected in RAM, its pages allocated now."""
         self.next_id = 1
         self.ids = bytearray()  # summary ids, 2 bytes each (little-endian): searched in C
         self.refs = bytearray()  # an array "H" once a count passes 255 (_count)
-        self.keys = bytearray()  # a byte of each label's hash
         self.locs = array("i")
         self.pages = [bytearray(PAGE) for _ in range((reserve + PAGE - 1) // PAGE)]
         self.cur = 0  # the page being filled
@@ -73,8 +79,7 @@ class Catalog:
         self.ids.append(sid >> 8)
         self.refs.append(0)
         self._count(len(self.refs) - 1, refs)
-        self.keys.append(hash(b) & 0xFF)
-        self.locs.append(self._keep(b))
+        self.locs.append(self._keep(b, _tag(b)))
         self.held += 1
         if self.moving is not None:
             self.moving.append(0)
@@ -83,7 +88,7 @@ class Catalog:
 
     # -- the RAM pages ----------------------------------------------------------------------
 
-    def _keep(self, b):
+    def _keep(self, b, tag):
         """Store a label whole in one page; returns its location (< 0)."""
         n = len(b)
         if self.used + n > PAGE or not self.pages:
@@ -95,7 +100,7 @@ class Catalog:
         at = self.used
         self.pages[self.cur][at : at + n] = b
         self.used += n
-        return ~(n << _SHIFT | (self.cur * PAGE + at))
+        return ~(tag << _KEY | (self.cur * PAGE + at))
 
     def release(self):
         """Give back the pages reserved and not used."""
@@ -123,7 +128,8 @@ class Catalog:
             if v < 0:
                 v = ~v
                 k = v & _PLACE
-                self.locs[i] = self._keep(memoryview(old[k // PAGE])[k % PAGE : k % PAGE + (v >> _SHIFT)])
+                self.locs[i] = self._keep(memoryview(old[k // PAGE])[k % PAGE : k % PAGE + (v >> _SHIFT)],
+                                          v >> _KEY)
         self.release()
 
     # -- reading labels ---------------------------------------------------------------------
@@ -155,17 +161,17 @@ class Catalog:
     def find(self, label):
         """Index of a label, or -1."""
         b = label.encode()
-        k = bytes((hash(b) & 0xFF,))
-        i = self.keys.find(k)
+        tag = _tag(b)
         f = None
         try:
-            while i >= 0:
-                if self.length(i) == len(b):
-                    if f is None:
-                        f = self._open()
-                    if self._bytes(i, f) == b:
-                        return i
-                i = self.keys.find(k, i + 1)
+            for i in range(len(self)):
+                v = self.locs[i]
+                if (v if v >= 0 else ~v) >> _KEY != tag:
+                    continue
+                if f is None:
+                    f = self._open()
+                if self._bytes(i, f) == b:
+                    return i
         finally:
             if f is not None:
                 f.close()
@@ -214,7 +220,10 @@ class Catalog:
     def _count(self, i, v):
         v = max(min(v, 0xFFFF), 0)
         if v > 0xFF and isinstance(self.refs, bytearray):
-            self.refs = array("H", self.refs)
+            old = self.refs  # (array("H", a bytearray) would take its bytes two by two)
+            self.refs = array("H", bytes(2 * len(old)))
+            for k in range(len(old)):
+                self.refs[k] = old[k]
         self.refs[i] = v
 
     def add_refs(self, sids, delta):
@@ -236,7 +245,6 @@ class Catalog:
                 self.ids[2 * w] = self.ids[2 * i]
                 self.ids[2 * w + 1] = self.ids[2 * i + 1]
                 self.refs[w] = self.refs[i]
-                self.keys[w] = self.keys[i]
                 self.locs[w] = self.locs[i]
                 if self.moving is not None:
                     self.moving[w] = self.moving[i]
@@ -245,7 +253,6 @@ class Catalog:
             return
         self.ids[2 * w :] = b""
         self.refs[w:] = self.refs[:0]
-        self.keys[w:] = b""
         self.locs[w:] = self.locs[:0]
         if self.moving is not None:
             self.moving[w:] = self.moving[:0]
@@ -282,7 +289,7 @@ class Catalog:
             b = self._bytes(i, None)
             p = raw.find(b)
             if p >= 0 and at + p <= _PLACE:
-                into[i] = len(b) << _SHIFT | (at + p)
+                into[i] = (~self.locs[i] >> _KEY) << _KEY | (at + p)
                 if into is self.locs:
                     self.held -= 1
         if tidy and into is self.locs and (not self.held or self.cur > 1):
@@ -305,7 +312,7 @@ class Catalog:
                 else:
                     b = bytearray(v >> _SHIFT)
                     self.home.read_into(f, v & _PLACE, memoryview(b))
-                self.locs[i] = self._keep(b)
+                self.locs[i] = self._keep(b, v >> _KEY)
         finally:
             if f is not None:
                 f.close()

@@ -5,13 +5,15 @@
 # scan: the offset of the id's latest line, two hashes of the id (30 + 16 bits, so a match
 # is the same id), access count, recency, up to 3 summary ids, whether it is active; and, for
 # deduplication, a fingerprint of the normalised content instead of the content itself (a
-# 128-bit set of its byte pairs, its length and a 16-bit hash of its 36-byte key: 19 bytes,
+# 96-bit set of its byte pairs, its length and a 16-bit hash of its 36-byte key: 15 bytes,
 # where the normalisation would take up to 159). A store compares the new fact with every
 # item: the fingerprints rule almost all of them out (one normalisation inside another has
-# all its byte pairs in the other's set; a full item's 158 pairs set about 71% of the bits,
-# so a 12-byte fact passes about one in 30 of them by chance, a 30-byte one one in 8,000),
-# and the few that remain are read from flash and compared exactly. Item bodies stay on
-# flash: 42 bytes per slot.
+# all its byte pairs in the other's set), and the few that remain are read from flash and
+# compared exactly. A normalisation of the maximum 159 bytes sets about 81% of the bits, so
+# against such an item a 12-byte fact passes one time in 9 by chance, a 20-byte one in 40, a
+# 40-byte one in 900 (a 128-bit set: 1 in 37, 400, 100,000; at capacity with every item at
+# the maximum, a 20-byte fact reads 3 items instead of 0.3, for 512 bytes of RAM less).
+# Item bodies stay on flash: 38 bytes per slot.
 
 from array import array
 
@@ -25,7 +27,10 @@ _KH_MASK = const(0xFFFF)  # the key hash: equal hashes are compared exactly
 _H2_SEED = const(0x2B3C4D5E)
 _KEY = const(36)  # bytes of the dedupe key
 _SEMANTIC_MIN = const(12)
-_BITS = const(16)  # bytes of the byte-pair set
+_BITS = const(12)  # bytes of the byte-pair set
+# The arrays of small ints: name, type code, bytes per slot (the offsets first: shed() keeps them).
+_ARRAYS = const((("off", "I", 4), ("h1", "I", 4), ("h2", "H", 2), ("acc", "H", 2), ("upd", "I", 4),
+                 ("sids", "H", 6), ("kh", "H", 2)))
 
 
 def id_hashes(memory_id):
@@ -45,17 +50,17 @@ def key_of(norm):
 
 
 def pairs(norm, out=None, at=0):
-    """The set of byte pairs of a normalisation, as 128 bits (16 bytes) at out[at:]."""
+    """The set of byte pairs of a normalisation, as 96 bits (12 bytes) at out[at:]."""
     if out is None:
         out = bytearray(_BITS)
     for i in range(len(norm) - 1):
-        h = (norm[i] * 31 + norm[i + 1]) & 127
+        h = (norm[i] * 31 + norm[i + 1]) % 96
         out[at + (h >> 3)] |= 1 << (h & 7)
     return out
 
 
 def _within(a, ai, b, bi):
-    # Every bit of a[ai:ai+16] is in b[bi:bi+16].
+    # Every bit of a[ai:ai+12] is in b[bi:bi+12].
     for k in range(_BITS):
         x = a[ai + k]
         if x & b[bi + k] != x:
@@ -129,10 +134,9 @@ class Table:
         # evicted one keeps its slot until compaction), and doubling 128 slots would hold
         # 8 KiB more for the 16 or so stores before the next compaction.
         size = max(need, len(self.live) + max(16, len(self.live) // 8))
-        for name, k in (("off", 4), ("h1", 4), ("h2", 2), ("acc", 2), ("upd", 4), ("sids", 6),
-                        ("kh", 2)):
+        for name, code, k in _ARRAYS:
             old = getattr(self, name)
-            new = array(_CODES[name], bytes(k * size))
+            new = array(code, bytes(k * size))
             new[: len(old)] = old
             setattr(self, name, new)
         for name, k in (("live", 1), ("nlen", 1), ("bits", _BITS)):
@@ -179,8 +183,8 @@ class Table:
     def shed(self):
         """Free all but the offsets and liveness (a compaction needs no more of the old table
         once its groups are known: its replacement is reserved in the room this leaves)."""
-        for name in ("h1", "h2", "acc", "upd", "sids", "kh"):
-            setattr(self, name, array(_CODES[name]))
+        for name, code, _ in _ARRAYS[1:]:
+            setattr(self, name, array(code))
         self.nlen = bytearray(0)
         self.bits = bytearray(0)
         self.recalls = None
@@ -237,5 +241,3 @@ class Table:
     def same_rank(self, a, b):
         return self.acc[a] == self.acc[b] and self.upd[a] == self.upd[b]
 
-
-_CODES = {"off": "I", "h1": "I", "h2": "H", "acc": "H", "upd": "I", "sids": "H", "kh": "H"}

@@ -1,8 +1,9 @@
 # ENOSPC, EIO and MemoryError at every file operation of a store workload (an extraction
 # result of two facts included): a change the call reported saved is there after a reboot, a
 # change it reported failed is not, the same store keeps working once the fault is gone, and
-# the derived files agree with the items. A transient read error (EIO) anywhere in an open, a
-# list, a replay or a write never makes a file look missing.
+# the derived files agree with the items, and the RAM state the failed change left (term
+# statistics, the label catalog read from flash) is what a fresh open builds. A transient read
+# error (EIO) anywhere in an open, a list, a replay or a write never makes a file look missing.
 import faults
 import workloads
 from flashsim import mount
@@ -10,7 +11,7 @@ from mptest import Clock, eq, ok, timeout
 
 import claw_memory
 from claw_memory import fsutil
-from claw_memory.store import Store, compact, digest, index, load, markdown, read, records, store
+from claw_memory.store import Store, catalog, compact, digest, index, load, markdown, read, records, store
 
 HEAP = "8M"
 SLOW = True  # a matrix over every cut or fault: the slow tier
@@ -98,7 +99,7 @@ def _same_ranking(got, want, at):
 
 def _matrix(exc):
     dev, image, ids, clock = _baseline()
-    mods = (fsutil, records, digest, index, load, markdown, read, compact, store)
+    mods = (fsutil, records, digest, index, load, markdown, read, compact, store, catalog)
     fa = faults.Faults(*mods).install()
     try:
         fa.arm(-1, None)
@@ -119,6 +120,9 @@ def _matrix(exc):
             ok(s.recall(["after"]), "works on after fault %d" % at)
             # the term statistics the failed change left are those a fresh open builds
             _same_ranking(_ranking(s), _ranking(Store(M, clock=clock)), at)
+            fresh = Store(M, clock=clock)
+            eq(s.catalog_text(), fresh.catalog_text(), "label catalog after fault %d" % at)
+            eq(list(s.labels()), list(fresh.labels()), "catalog entries after fault %d" % at)
             dev = dev.reboot()
             _check(dev, result)
         eq(fired, total, "every operation was failed once")
