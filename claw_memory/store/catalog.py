@@ -233,7 +233,8 @@ class Catalog:
                 self._count(i, self.refs[i] + delta)
 
     def drop_unused(self):
-        """Drop the labels no item references (the arrays moved down in place)."""
+        """Drop the labels no item references (the arrays moved down in place; not while a
+        compaction writes: it drops them once moved())."""
         n = len(self)
         w = 0
         for i in range(n):
@@ -246,16 +247,12 @@ class Catalog:
                 self.ids[2 * w + 1] = self.ids[2 * i + 1]
                 self.refs[w] = self.refs[i]
                 self.locs[w] = self.locs[i]
-                if self.moving is not None:
-                    self.moving[w] = self.moving[i]
             w += 1
         if w == n:
             return
         self.ids[2 * w :] = b""
         self.refs[w:] = self.refs[:0]
         self.locs[w:] = self.locs[:0]
-        if self.moving is not None:
-            self.moving[w:] = self.moving[:0]
         self.settle()
 
     def reset_refs(self):

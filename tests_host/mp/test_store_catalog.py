@@ -145,6 +145,13 @@ def test_compaction_finds_the_labels_in_the_new_records():
         ok(_on_flash(cat), "%s: read from the new records" % kind)
         eq(_copies(cat), want, "%s: locations in the new file" % kind)
         eq(mem.store.catalog_text(), "".join("- %s\n" % x for x in want), kind)
+        # a label no line holds as it is stays in RAM through a compaction; the others move
+        mem.store.store("User signs letters with a quote", 'say "bye"')
+        mem.store.forget(ids[0])
+        mem.store.compact()
+        want = want[2:] + ['say "bye"']
+        eq(mem.store.catalog_text(), "".join("- %s\n" % x for x in want), "%s: in the same run" % kind)
+        eq(_cat(mem).held, 1, "%s: only the escaped label in RAM" % kind)
         mem.close()
         mem = _open(clock)
         eq(mem.store.catalog_text(), "".join("- %s\n" % x for x in want), "%s: after a reboot" % kind)
@@ -234,3 +241,15 @@ def test_many_labels_of_one_length_are_told_apart():
         eq(b.store("Shelf 999 holds honey", "lab050")[0]["summary_labels"], ["lab050"], "reused")
     eq(len(list(mem.store.labels())), 120, "no label added twice")
     mem.close()
+
+
+def test_a_summary_id_is_found_at_its_own_entry_only():
+    # Ids are kept as 2-byte pairs: 2 and 1 make the bytes 02 00 01 00, where id 1 (01 00)
+    # is at an entry's start and id 0x0100 (00 01) only across two entries.
+    from claw_memory.store.catalog import Catalog
+
+    c = Catalog()
+    c.add(2, "two")
+    c.add(1, "one")
+    eq((c.index_of(2), c.index_of(1), c.index_of(0x0100), c.index_of(0x0200)), (0, 1, -1, -1))
+    eq(c.labels_of([1, 0x0100, 2]), ["one", "two"], "labels of known ids only")
