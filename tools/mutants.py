@@ -485,8 +485,6 @@ MUTANTS = [
     ("store/load", "        fold = max(fold, idx.digest_off)  # ESP-Claw's own fold point",
      "        pass  # ESP-Claw's own fold point",
      "recall lines ESP-Claw already folded in are counted again"),
-    ("store/load", "        return cmp.same and not f.read(1)", "        return cmp.same",
-     "a MEMORY.md with extra text after what we would render is taken as matching"),
 
     # -- store/digest (append) --------------------------------------------------------------
     ("store/digest", "    fsutil.append(path, b\"\\n\" + data if fsutil.ends_torn(path) else data)",
@@ -614,6 +612,8 @@ MUTANTS = [
      "recall time: only the first recall since compaction counts for updated_at"),
 
     # -- store/markdown ---------------------------------------------------------------------
+    ("store/markdown", "        return cmp.same and not f.read(1)", "        return cmp.same",
+     "a MEMORY.md with extra text after what we would render is taken as matching"),
     ("store/markdown", "text.one_line(it[\"id\"]).replace(\"`\", \"'\")", "it[\"id\"]",
      "an item id another program wrote goes raw into MEMORY.md (a line break starts a heading)"),
     ("store/markdown", "        if len(cat):\n", "        if True:\n",

@@ -52,7 +52,7 @@ _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py",
-          _MP + "test_prompt_values.py"]
+          _MP + "test_prompt_values.py", _MP + "test_store_catalog.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {

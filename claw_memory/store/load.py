@@ -101,25 +101,13 @@ def assess(st, ranked=True):
 
     return a
 
-class _Compare:
-    # A file-like sink that compares what is written with a file's bytes.
-    def __init__(self, f):
-        self.f = f
-        self.same = True
-
-    def write(self, data):
-        if self.same and self.f.read(len(data)) != bytes(data):
-            self.same = False
-
 def _md_matches(st, tab, cat):
     """Whether MEMORY.md is what we would render (an index without our stamp, ESP-Claw's,
     says nothing about it)."""
-    from . import markdown
+    from . import markdown  # (only for ESP-Claw's files: not imported by every open)
 
-    with open(st.md_path, "rb") as f:
-        cmp = _Compare(f)
-        markdown.writer(cat, items(st.records_path, tab, cat, True))(cmp)
-        return cmp.same and not f.read(1)
+    return markdown.matches(st.md_path, cat, items(st.records_path, tab, cat, True))
+
 
 def _labels_from_items(path, tab, missing, cat, counts):
     # Labels of summary ids the index does not name, from the tags of the items that use

@@ -36,3 +36,22 @@ def writer(cat, items):
             out.write(EMPTY)
 
     return write
+
+
+class _Compare:
+    # A file-like sink that compares what is written with a file's bytes.
+    def __init__(self, f):
+        self.f = f
+        self.same = True
+
+    def write(self, data):
+        if self.same and self.f.read(len(data)) != bytes(data):
+            self.same = False
+
+
+def matches(path, cat, items):
+    """Whether the MEMORY.md at `path` is what writer(cat, items) renders."""
+    with open(path, "rb") as f:
+        cmp = _Compare(f)
+        writer(cat, items)(cmp)
+        return cmp.same and not f.read(1)

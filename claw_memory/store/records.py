@@ -110,40 +110,6 @@ def item_at(f, off):
     return None if raw is None else parse(raw, off)[0]
 
 
-class Blocks:
-    """Items of an open records file read through whole aligned 4 KiB blocks, for a reader
-    that writes between its reads (compaction). MicroPython's FatFs has one sector window
-    for all files: a partial-sector read moves it, writing out the FAT sector the writer's
-    last piece allocated, once per piece; whole aligned sectors are read past it."""
-
-    def __init__(self, f, size=4096):
-        self.f = f
-        self.buf = bytearray(size)
-        self.base = -1  # file offset of buf[0]; -1: nothing read
-        self.n = 0
-
-    def item(self, off):
-        """The item on the line at `off` (a line the scan found whole, under LINE_MAX), or
-        None."""
-        size = len(self.buf)
-        out = b""
-        pos = off
-        while len(out) < LINE_MAX:
-            blk = pos - pos % size
-            if blk != self.base:
-                self.f.seek(blk)
-                self.base, self.n = blk, self.f.readinto(self.buf)
-            i = pos - blk
-            if i >= self.n:
-                return None  # no newline: a torn line is not an item
-            k = self.buf.find(b"\n", i, self.n)
-            if k >= 0:
-                return parse(out + self.buf[i : k + 1], off)[0]
-            out += self.buf[i : self.n]
-            pos = blk + self.n
-        return None
-
-
 def read_item(path, off):
     """The item on the line at `off` of the records file, or None."""
     with open(path, "rb") as f:
