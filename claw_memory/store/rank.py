@@ -180,9 +180,15 @@ class Terms:
             self.hs = grown
 
     def order(self):
-        """The slots with postings, in pool order (made for each use: not held between)."""
-        start = self.start
-        return sorted((s for s in range(len(self.cnt)) if self.cnt[s]), key=lambda s: start[s])
+        """The slots with postings, in pool order (made for each use: not held between).
+        Sorted as ints start * slots + slot: MicroPython's sort is quadratic on a list already
+        in order (as this one mostly is), which with a key function costs 0.5 ms at 128 slots."""
+        m = len(self.cnt)
+        out = [self.start[s] * m + s for s in range(m) if self.cnt[s]]
+        out.sort()
+        for i in range(len(out)):
+            out[i] %= m
+        return out
 
     def hashes(self, slot):
         """The term hashes of a slot."""

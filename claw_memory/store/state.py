@@ -18,7 +18,7 @@ from ..core import note
 from ..paths import MEMORY_MD, MEMORY_MD_INIT, STORE_INDEX, STORE_RECORDS
 from . import digest, index, records
 from .load import assess
-from .read import items
+from .read import decorate, items
 
 RECORDS = STORE_RECORDS
 INDEX = STORE_INDEX
@@ -126,6 +126,16 @@ class State:
                 at += len(line)
             return None
         return records.read_item(self.records_path, off)
+
+    def decorated(self, slot):
+        """The item of a slot with its labels (read.decorate), item and labels read through one
+        open of the records file; None when its line is not an item."""
+        if self.tab.off[slot] >= self.size:  # a line of the batch in progress
+            it = self.item(slot)
+            return None if it is None else decorate(self.cat, it)
+        with open(self.records_path, "rb") as f:
+            it = records.item_at(f, self.tab.off[slot])
+            return None if it is None else decorate(self.cat, it, f)
 
     def read_into(self, f, off, buf):
         """Fill `buf` (a memoryview) with the records' bytes at `off` as the table sees them,

@@ -102,7 +102,8 @@ class Store:
         if isinstance(query, str) and query.strip():
             found = self._ranked(query, limit, 0.0, set(cand) if sids else None)
         else:
-            found = [decorate(cat, st.item(i)) for i in rank(st.records_path, tab, cand, limit)]
+            found = [st.decorated(i) for i in rank(st.records_path, tab, cand, limit)]
+            found = [it for it in found if it is not None]
         if found:
             st.recalled(found)
         return found
@@ -142,9 +143,9 @@ class Store:
                 raise OSError(EAGAIN, "the store was compacted during list()")
             if not st.tab.live[slot]:
                 continue  # forgotten or evicted since list() began
-            it = st.item(slot)
+            it = st.decorated(slot)
             if it is not None:
-                yield decorate(st.cat, it)
+                yield it
 
     def labels(self):
         """The label catalog, one entry at a time: {"summary_id","label","ref_count"} in
@@ -180,8 +181,8 @@ class Store:
         if not isinstance(memory_id, str) or not memory_id:
             return None
         slot = st.tab.slot(memory_id)
-        it = st.item(slot) if slot >= 0 and st.tab.live[slot] else None
-        return None if it is None or it["id"] != memory_id else decorate(st.cat, it)
+        it = st.decorated(slot) if slot >= 0 and st.tab.live[slot] else None
+        return None if it is None or it["id"] != memory_id else it
 
     def ids_where(self, test):
         """Ids of the active items `test(item)` accepts, in file order (read one at a time)."""
