@@ -10,12 +10,12 @@
 # instead of the label (about 3 KiB at capacity instead of 14). Labels with no such copy known
 # are kept in RAM, in 1 KiB pages: the index's labels while open scans the records (each is
 # found in the first line that carries it, and the pages are given back), a new label until
-# its line is built (batch.py), every label while a compaction replaces the records (found
-# again in the new lines), and the rare label no line holds as it is ('"' or '\' in it, or
-# another program's line). Pages, not one growing blob: MicroPython collects garbage only
-# when the heap is full, so blocks allocated one by one during a scan end up spread among its
-# garbage (measured: after a scan, 105 KiB free and no free block over 5 KiB); the index's
-# labels are reserved in one go before the scan.
+# its line is built (batch.py), and the rare label no line holds as it is ('"' or '\' in it,
+# or another program's line). A compaction finds each label again in the new lines it writes.
+# Pages, not one growing blob: MicroPython collects garbage only when the heap is full, so
+# blocks allocated one by one during a scan end up spread among its garbage (measured: after a
+# scan, 105 KiB free and no free block over 5 KiB); the index's labels are reserved in one go
+# before the scan.
 # Six bits of each label's hash and its length find a label with one read.
 
 from array import array
@@ -52,7 +52,7 @@ class Catalog:
         self.used = 0  # bytes used in it
         self.held = 0  # labels in RAM
         self.home = None  # the State whose records file holds the labels
-        self.moving = None  # while a compaction writes: the labels' places in the new file
+        self.moving = None  # while a compaction writes: which labels it placed (moved_to)
 
     def __len__(self):
         return len(self.refs)
@@ -270,61 +270,56 @@ class Catalog:
 
     def place(self, sids, line, at, tidy=True):
         """The labels of `sids` kept in RAM that `line` (a records line at offset `at`: read,
-        or about to be appended) holds as they are are read from there from now on; while
-        a compaction writes, they are noted for the new file (moved()). `tidy` False: the
-        RAM pages are left as they are (open's scan: settle() after it)."""
-        into = self.locs if self.moving is None else self.moving
+        or about to be appended) holds as they are are read from there from now on. `tidy`
+        False: the RAM pages are left as they are (open's scan: settle() after it)."""
         raw = None
         for s in sids:
             if not self.held:
                 break
             i = self.index_of(s)
-            if i < 0 or into[i] > 0 or self.locs[i] >= 0:
+            if i < 0 or self.locs[i] >= 0:
                 continue
             if raw is None:
                 raw = line if isinstance(line, bytes) else bytes(line)
             b = self._bytes(i, None)
             p = raw.find(b)
             if p >= 0 and at + p <= _PLACE:
-                into[i] = (~self.locs[i] >> _KEY) << _KEY | (at + p)
-                if into is self.locs:
-                    self.held -= 1
-        if tidy and into is self.locs and (not self.held or self.cur > 1):
+                self.locs[i] = (~self.locs[i] >> _KEY) << _KEY | (at + p)
+                self.held -= 1
+        if tidy and (not self.held or self.cur > 1):
             self.settle()
 
-    def to_ram(self):
-        """Every label read into RAM, and its place in the new records noted from now on (a
-        compaction is about to replace the file: place(), then moved())."""
-        old = self.pages
-        self.pages = [bytearray(PAGE) for _ in range((self.size() + PAGE - 1) // PAGE + 1)]
-        self.cur = self.used = 0
-        f = self._open()
-        try:
-            for i in range(len(self)):
-                v = self.locs[i]
-                if v < 0:
-                    v = ~v
-                    k = v & _PLACE
-                    b = memoryview(old[k // PAGE])[k % PAGE : k % PAGE + (v >> _SHIFT)]
-                else:
-                    b = bytearray(v >> _SHIFT)
-                    self.home.read_into(f, v & _PLACE, memoryview(b))
-                self.locs[i] = self._keep(b, v >> _KEY)
-        finally:
-            if f is not None:
-                f.close()
-        self.release()
-        self.held = len(self)
-        self.moving = array("i", bytes(4 * len(self)))
+    # A compaction writes the records anew: begin_move(), then moved_to() for each line it
+    # writes (the labels of its items, as their text, resolved before the writing starts: a
+    # label read from the old records between the writes would cost a FAT partition a write
+    # of its allocation table per piece), then moved() once the new file is committed.
+
+    def begin_move(self):
+        self.moving = bytearray(len(self))  # 1: placed in the new file (or kept in RAM)
+
+    def moved_to(self, sids, labels, line, at):
+        """The new records' line `line` at `at` carries `labels` (their text), whose ids are
+        `sids`: a label not placed yet is placed in it, or kept in RAM if the line does not
+        hold it as it is."""
+        for s, lab in zip(sids, labels):
+            i = self.index_of(s)
+            if i < 0 or self.moving[i]:
+                continue
+            self.moving[i] = 1
+            b = lab.encode()
+            p = line.find(b)
+            if p >= 0 and at + p <= _PLACE:
+                self.locs[i] = _tag(b) << _KEY | (at + p)
+            elif self.locs[i] >= 0:  # (its old place goes with the old file)
+                self.locs[i] = self._keep(b, _tag(b))
 
     def moved(self):
-        """The new records file is committed: the labels placed in it are read from there."""
-        new = self.moving
+        """The new records file is committed: the labels are read from their new places."""
         self.moving = None
+        self.held = 0
         for i in range(len(self)):
-            if new[i] > 0:
-                self.locs[i] = new[i]
-                self.held -= 1
+            if self.locs[i] < 0:
+                self.held += 1
         self.settle()
 
     # -- the catalog as text ----------------------------------------------------------------

@@ -14,7 +14,7 @@ from .. import fsutil
 from .. import item as itm
 from . import digest, records
 from .rank import Terms
-from .table import Table, lowest
+from .table import NO_SID, Table, lowest
 
 
 class Blocks:
@@ -117,14 +117,21 @@ def compact(st):
     # the old one was; the catalog is rebuilt in place: its labels keep their ids (ESP-Claw's
     # preferred id), new ones get the next, and the ones no kept item uses go at the end.
     # Either way the store's RAM state is gone: a failure from here makes it read the files.
-    # The labels come into RAM now, before anything is written (read between the writes, a
-    # FAT partition would write its allocation table out again), and are found in the new
-    # lines as they are written (catalog.py).
-    cat.to_ram()
     tab.shed()
     new_tab = Table(left)
     terms = Terms(left)
     cat.reset_refs()
+    # Each kept item's labels resolved now, before anything is written: finding a label reads
+    # it from the records, and a read between the writes would make a FAT partition write its
+    # allocation table once more per piece (catalog.py). Three ids per kept group.
+    picked = array("H", b"\xff\xff" * (3 * n))
+    with open(path, "rb") as f:
+        for j in range(n):
+            if alive[j]:
+                got = [cat.ensure(lab) for lab in itm.labels(records.item_at(f, tab.off[win[j]])["tags"])]
+                cat.add_refs(got, 1)
+                picked[3 * j : 3 * j + len(got)] = array("H", got)
+    cat.begin_move()
     pos = [0]
 
     def write_records(out):
@@ -146,11 +153,10 @@ def compact(st):
                         if c and (not made or c < made):
                             made = c
                 it["access_count"], it["updated_at"], it["created_at"] = acc[j], upd[j], made
-                it["summary_ids"] = [cat.ensure(lab) for lab in itm.labels(it["tags"])]
-                cat.add_refs(it["summary_ids"], 1)
+                it["summary_ids"] = [s for s in picked[3 * j : 3 * j + 3] if s != NO_SID]
                 line = itm.to_json(it, []).encode() + b"\n"
                 out.write(line)
-                cat.place(it["summary_ids"], line, pos[0])
+                cat.moved_to(it["summary_ids"], itm.labels(it["tags"]), line, pos[0])
                 terms.put(new_tab.put(it, pos[0]), it)
                 new_tab.lines += 1
                 pos[0] += len(line)

@@ -253,3 +253,23 @@ def test_a_summary_id_is_found_at_its_own_entry_only():
     c.add(1, "one")
     eq((c.index_of(2), c.index_of(1), c.index_of(0x0100), c.index_of(0x0200)), (0, 1, -1, -1))
     eq(c.labels_of([1, 0x0100, 2]), ["one", "two"], "labels of known ids only")
+
+
+@timeout(600)
+def test_a_compaction_past_256_kib_keeps_the_later_labels_in_ram():
+    # A store allowed 500 items of nearly the maximum size: the compacted records pass
+    # 256 KiB, and the labels first carried past that offset stay in RAM; all are listed right.
+    mount("lfs2", "/flash", blocks=512)
+    s = Store(M, clock=Clock(), max_active=500)
+    pad = "".join('"w%02d" ' % k for k in range(60))  # (quotes: two bytes each in a line)
+    for k in range(480):
+        s.store(("Item %03d " % k + pad)[:255], "tag%03d" % k)
+    s.compact()
+    import os
+
+    ok(os.stat(RECORDS)[6] > 256 * 1024, "the compacted records pass 256 KiB")
+    cat = s._st.cat  # noqa: SLF001
+    late = sum(1 for i in range(len(cat)) if cat.locs[i] < 0)
+    ok(0 < late < 480, "the late labels in RAM (%d), the others read from flash" % late)
+    eq(s.catalog_text(), "".join("- tag%03d\n" % k for k in range(480)), "every label")
+    s.close()
