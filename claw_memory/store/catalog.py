@@ -186,8 +186,9 @@ class Catalog:
             i = self.ids.find(pat, i + 1)
         return -1
 
-    def labels_of(self, sids, f=None):
-        """The labels of `sids` (unknown ones left out); `f`: the records file, open."""
+    def labels_of(self, sids, f=None, line=None, at=0):
+        """The labels of `sids` (unknown ones left out); `f`: the records file, open; a label
+        within `line` (the records' bytes at `at`, read already) is taken from it."""
         out = []
         own = None
         try:
@@ -195,7 +196,12 @@ class Catalog:
                 i = self.index_of(s)
                 if i < 0:
                     continue
-                if f is None and self.locs[i] >= 0:
+                v = self.locs[i]
+                k = (v & _PLACE) - at
+                if v >= 0 and line is not None and 0 <= k and k + (v >> _SHIFT) <= len(line):
+                    out.append(str(line[k : k + (v >> _SHIFT)], "utf-8"))
+                    continue
+                if f is None and v >= 0:
                     f = own = self._open()
                 out.append(str(self._bytes(i, f), "utf-8"))
         finally:

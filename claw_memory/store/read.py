@@ -5,10 +5,11 @@
 from . import records
 
 
-def decorate(cat, it, f=None):
-    """The item with its labels (read from the catalog; `f`: the records file, open)."""
+def decorate(cat, it, f=None, line=None, at=0):
+    """The item with its labels (read from the catalog; `f`: the records file, open; `line`:
+    the item's line at offset `at`, where its labels often are)."""
     out = dict(it)
-    out["summary_labels"] = cat.labels_of(it["summary_ids"], f)
+    out["summary_labels"] = cat.labels_of(it["summary_ids"], f, line, at)
     return out
 
 
@@ -43,9 +44,10 @@ def items(path, tab, cat, ranked):
         slots = rank(path, tab, tab.active_slots()) if ranked else tab.file_order()
         for slot in slots:
             with open(path, "rb") as f:  # (the item's labels read with the same open)
-                it = records.item_at(f, tab.off[slot])
+                raw = records.line_at(f, tab.off[slot])
+                it = None if raw is None else records.parse(raw, tab.off[slot])[0]
                 if it is not None:
-                    it = decorate(cat, it, f)
+                    it = decorate(cat, it, f, raw, tab.off[slot])
             if it is not None:
                 yield it
 

@@ -127,15 +127,20 @@ class State:
             return None
         return records.read_item(self.records_path, off)
 
-    def decorated(self, slot):
+    def decorated(self, slot, f=None):
         """The item of a slot with its labels (read.decorate), item and labels read through one
-        open of the records file; None when its line is not an item."""
-        if self.tab.off[slot] >= self.size:  # a line of the batch in progress
+        open of the records file (`f`, open, or opened here), a label within the item's own
+        line taken from it; None when its line is not an item."""
+        off = self.tab.off[slot]
+        if off >= self.size:  # a line of the batch in progress
             it = self.item(slot)
             return None if it is None else decorate(self.cat, it)
-        with open(self.records_path, "rb") as f:
-            it = records.item_at(f, self.tab.off[slot])
-            return None if it is None else decorate(self.cat, it, f)
+        if f is None:
+            with open(self.records_path, "rb") as f:
+                return self.decorated(slot, f)
+        raw = records.line_at(f, off)
+        it = None if raw is None else records.parse(raw, off)[0]
+        return None if it is None else decorate(self.cat, it, f, raw, off)
 
     def read_into(self, f, off, buf):
         """Fill `buf` (a memoryview) with the records' bytes at `off` as the table sees them,

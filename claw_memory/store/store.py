@@ -13,7 +13,7 @@ from .. import item as itm
 from .._compat import EAGAIN, const, unix_time
 from .load import assess
 from .rank import query_hashes
-from .read import decorate, rank
+from .read import rank
 from .state import State
 
 MAX_ACTIVE = const(128)
@@ -121,13 +121,10 @@ class Store:
         found = st.terms.best(st.tab, query_hashes(query), limit, st.clock(), floor, allowed)
         if not found:
             return out
-        from . import records
         with open(st.records_path, "rb") as f:  # one open for the few items returned
             for score, slot in found:
-                off = st.tab.off[slot]
-                it = records.item_at(f, off) if off < st.size else st.item(slot)
+                it = st.decorated(slot, f)
                 if it is not None:
-                    it = decorate(st.cat, it, f)
                     it["score"] = score
                     out.append(it)
         return out

@@ -119,6 +119,12 @@ def test_a_batch_reads_its_new_labels_from_its_lines_before_the_append():
         ok(_on_flash(mem.store._st.cat), "read from the batch's lines, not kept")  # noqa: SLF001
     ok(_on_flash(_cat(mem)), "and from the file once appended")
     eq([e["label"] for e in mem.store.labels()], ["drink", "music", "strings"])
+    # each item's labels, read from its own line or from the line that first carried them
+    eq(sorted((it["content"], it["summary_labels"]) for it in mem.store.list()),
+       [("User likes green tea", ["drink"]), ("User listens to jazz records", ["music"]),
+        ("User plays the cello", ["music", "strings"])], "list")
+    eq(mem.store.get(it2["id"])["summary_labels"], ["music"], "get")
+    eq([x["summary_labels"] for x in mem.store.recall(limit=8, query="jazz records")], [["music"]], "query")
     try:
         with mem.store.batch() as b:
             b.store("User collects stamps", "hobby")
