@@ -30,7 +30,7 @@ BOARD_KIB = heap32.BOARD_KIB
 # peak. Issue 29, .mpy from a folder: the LITE piece imported and opened holds at most 40 KiB;
 # a LITE request start and persist on the 150 KiB session complete in 145 KiB.
 # Measured (tools/heap32.py, docs/PERFORMANCE.md): frozen, every operation completes in 145 KiB
-# with 86 KiB or more free at its sampled peak (update, the largest, peaks at ~59 KiB); the
+# with 85 KiB or more free at its sampled peak (update, the largest, peaks at ~59 KiB); the
 # open memory holds ~34.2 KiB: the imports ~18.9, the memory's objects and tools ~2.7, this
 # script's own ~0.5, and the store at capacity 12.2 (its table 5.1, ranked recall's term
 # statistics 4.3, the label catalog 2.8: no label text in RAM). The 32 KiB target is not met
