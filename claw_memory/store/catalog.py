@@ -158,8 +158,9 @@ class Catalog:
         self._into(i, f, buf, 0)
         return buf
 
-    def find(self, label):
-        """Index of a label, or -1."""
+    def find(self, label, line=None, at=0):
+        """Index of a label, or -1; a candidate within `line` (the records' bytes at `at`, read
+        already) is compared there."""
         b = label.encode()
         tag = _tag(b)
         f = None
@@ -168,7 +169,12 @@ class Catalog:
                 v = self.locs[i]
                 if (v if v >= 0 else ~v) >> _KEY != tag:
                     continue
-                if f is None:
+                k = (v & _PLACE) - at
+                if v >= 0 and line is not None and 0 <= k and k + len(b) <= len(line):
+                    if line[k : k + len(b)] == b:
+                        return i
+                    continue
+                if f is None and v >= 0:
                     f = self._open()
                 if self._bytes(i, f) == b:
                     return i
@@ -211,10 +217,10 @@ class Catalog:
 
     # -- changes ----------------------------------------------------------------------------
 
-    def ensure(self, label, preferred=0):
+    def ensure(self, label, preferred=0, line=None, at=0):
         """Summary id of `label`, added to the catalog when new (ESP-Claw's rule: the
-        preferred id when it is free, else next_summary_id)."""
-        i = self.find(label)
+        preferred id when it is free, else next_summary_id); `line`, `at`: as find()."""
+        i = self.find(label, line, at)
         if i >= 0:
             return self.sid(i)
         sid = preferred if preferred > 0 and self.index_of(preferred) < 0 else max(self.next_id, 1)

@@ -122,13 +122,16 @@ def compact(st):
     terms = Terms(left)
     cat.reset_refs()
     # Each kept item's labels resolved now, before anything is written: finding a label reads
-    # it from the records, and a read between the writes would make a FAT partition write its
-    # allocation table once more per piece (catalog.py). Three ids per kept group.
+    # it from the records (from the item's own line when it is there), and a read between the
+    # writes would make a FAT partition write its allocation table once more per piece
+    # (catalog.py). Three ids per kept group.
     picked = array("H", b"\xff\xff" * (3 * n))
     with open(path, "rb") as f:
         for j in range(n):
             if alive[j]:
-                got = [cat.ensure(lab) for lab in itm.labels(records.item_at(f, tab.off[win[j]])["tags"])]
+                off = tab.off[win[j]]
+                raw = records.line_at(f, off)
+                got = [cat.ensure(lab, 0, raw, off) for lab in itm.labels(records.parse(raw, off)[0]["tags"])]
                 cat.add_refs(got, 1)
                 picked[3 * j : 3 * j + len(got)] = array("H", got)
     cat.begin_move()
