@@ -340,9 +340,10 @@ def _interleave(rng, per_chat):
 
 
 def stats(hs):
-    """A summary: sessions, turns, records, questions per category, scope and language."""
+    """A summary: sessions, chats, turns, records, questions per category, scope and language."""
     qs = hs["questions"]
-    out = {"sessions": len(hs["sessions"]), "turns": sum(1 for e in hs["events"] if e[0] == "turn"),
+    out = {"sessions": len(hs["sessions"]), "chats": len({tuple(s["chat"]) for s in hs["sessions"]}),
+           "turns": sum(1 for e in hs["events"] if e[0] == "turn"),
            "records": len(hs["records"]), "questions": len(qs),
            "bytes": sum(len(r[3].encode()) for e in hs["events"] if e[0] == "turn" for r in e[4])}
     for field in ("category", "scope", "lang"):
