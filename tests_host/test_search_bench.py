@@ -32,7 +32,7 @@ def _said(hs):
 def test_size_languages_categories_and_scopes(hs):
     st = history_set.stats(hs)
     assert st["sessions"] >= 30 and st["chats"] == 7
-    assert st["questions"] >= 400
+    assert st["questions"] >= 400  # (the issue asks for 300)
     assert st["lang:en"] >= 300 and st["lang:zh"] >= 60
     for cat in history_set.CATEGORIES:
         assert st["category:" + cat] >= 10, cat

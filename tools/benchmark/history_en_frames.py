@@ -37,9 +37,9 @@ c: how long will a new battery in the hallway alarm last?
 r: what kind of battery goes in the {alarm}?
 """),
     ("thermostat", """
-U: Set the heating to {temp} degrees on weekday mornings from {hhmm}
-C: home_control|device=thermostat|action=schedule|value={temp}C weekdays from {hhmm}
-*R: Thermostat schedule saved: {temp} °C Mon-Fri from {hhmm}, setback {eco} °C from {night} overnight
+U: Set the heating to {temp} degrees on weekday mornings from {morning}
+C: home_control|device=thermostat|action=schedule|value={temp}C weekdays from {morning}
+*R: Thermostat schedule saved: {temp} °C Mon-Fri from {morning}, setback {eco} °C from {night} overnight
 A: Done, {partner} should find the house warm before work.
 """, """
 c: what does the heating drop to at night?
@@ -179,10 +179,10 @@ c: how hot should the oven be for the American bake?
 r: what's {fahr} F in our units?
 """),
     ("table_booking", """
-~U: Booked a table at {restaurant} for {weekday} at {hhmm}, {qty} of us
+~U: Booked a table at {restaurant} for {weekday} at {dinner}, {qty} of us
 A: Lovely, I'll remind you an hour before you head to {restaurant}.
 ---
-*U: {restaurant} called, they had to move our table to {hhmm2}, same day
+*U: {restaurant} called, they had to move our table to {dinner2}, same day
 A: Got it, the reminder moves with it so {partner} isn't late.
 """, """
 c: what time is our dinner reservation now?

@@ -35,7 +35,7 @@ How it is made.
   ones (relations: "my sister", "the dog"; asked with chat=(channel, chat_id) as the model's
   memory_search tool asks, or with session=) and root-scoped ones (naming a person or a detail
   of that chat only; asked over the whole root, as the owner does). One question per fact, a
-  second one of another scope for a fifth of them; every question's text is unique.
+  second one of another scope for about a third of them; every question's text is unique.
 - Every record's visible text is unique in the root (checked here), so a gold record is
   identified by (session id, role, visible text). Visible text: a user message's or a final
   answer's content; a tool call's function names and arguments (role "assistant"); a tool
@@ -246,7 +246,7 @@ def _questions(rng, lang, chat, sess, facts, asked):
             cat = {"user": "user said", "assistant": "assistant said", "tool": "tool result"}[gold[0][1]]
         scopes = ["root"] if qs["r"] and rng.random() < 0.35 else []
         scopes.append("session" if rng.random() < 0.12 else "chat")
-        if rng.random() < 0.3:
+        if rng.random() < 0.35:
             scopes.append("chat" if scopes[0] == "root" else "root")
         for scope in scopes[:2]:
             cands = [q for q in qs["r" if scope == "root" else "c"] if q not in asked]

@@ -114,13 +114,19 @@ def _parse_line(raw):
         return None
 
 
+def archive_files(mem, sid):
+    """The paths of a session's live archive segments, oldest first (the library's own
+    catalog decides which are live)."""
+    from claw_memory.session import archive
+
+    log = mem.sessions.path(sid)
+    return [p for _, p in archive.segments(mem.sessions.dir, log.rsplit("/", 1)[-1])]
+
+
 def visible_records(mem, sid):
     """[(role, text, archived)] of every record of a session, its archive's first (older)."""
-    from claw_memory.session import format as fmt_
-
     out = []
-    arc = mem.sessions.path(sid) + fmt_.ARC
-    if os.path.exists(arc):
+    for arc in archive_files(mem, sid) if has_search() else ():
         with open(arc, "rb") as f:
             for line in f:
                 got = record_text(_parse_line(line))
