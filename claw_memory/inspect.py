@@ -222,6 +222,17 @@ def recall(query, limit=8, root=None, rows=False, mem=None):
     return _out(out, shown, ("id", "score", "labels", "content"), rows)
 
 
+def search(query, limit=5, session=None, root=None, rows=False, mem=None):
+    """The records of the session history (archives included) that best match `query`, best
+    first: the whole data root, or one session's (`session`: its id)."""
+    out = []
+    for h in _mem(root, mem).search(query, limit, session=session):
+        out.append({"session": h["session"], "role": h["role"], "archived": h["archived"],
+                    "score": h["score"], "text": h["text"]})
+    shown = [dict(r, text=messages.cell(r["text"])) for r in out]
+    return _out(out, shown, ("session", "role", "archived", "score", "text"), rows)
+
+
 def labels(root=None, rows=False, mem=None):
     """The label catalog (none without a store)."""
     store = _mem(root, mem).store

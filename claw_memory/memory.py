@@ -9,7 +9,7 @@
 from ._compat import unix_time
 from .paths import MEMORY_MD, Layout
 from .profile import Profile
-from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
+from .session import ARCHIVE_LIMIT, HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
 FULL = "full"
 LITE = "lite"
@@ -25,12 +25,18 @@ class Memory:
 
     `auto_recall` (FULL mode): how many of the memories most relevant to a request's message
     the Long-term Memory provider adds after the label catalog (0: ESP-Claw's prompt, the
-    catalog only)."""
+    catalog only).
+
+    `archive_limit`: bytes of archived turns (the ones session compaction drops) kept
+    searchable for the whole data root, oldest dropped first (0: dropped at compaction, as
+    ESP-Claw). `search_index`: keep each session's text index up to date as turns are
+    persisted (False: `search` indexes what it needs when it runs)."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
-                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5):
+                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5,
+                 archive_limit=ARCHIVE_LIMIT, search_index=True):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created
@@ -49,7 +55,8 @@ class Memory:
             backend = getattr(llm, "backend", None) or "openai"
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
-                                 session_limit, history_tokens=history_tokens, log=log)
+                                 session_limit, history_tokens=history_tokens, log=log,
+                                 archive_limit=archive_limit, search_index=search_index)
         self.sessions.names = lambda: self.chats.ids()  # list() gives the ids the chat maps name
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:
@@ -114,13 +121,14 @@ class Memory:
                 providers.profile(self.profile, self.log),
                 providers.long_term(self.store, self.log, self.auto_recall),
                 providers.history(self.sessions, self.backend, self.log),
-                providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS), self.log),
+                providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS,
+                                  skills.HISTORY_SEARCH + skills.SEARCH_OR_RECALL), self.log),
             ]
         return [
             providers.profile(self.profile, self.log),
             providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
             providers.history(self.sessions, self.backend, self.log),
-            providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
+            providers.skills((skills.PROFILE_MEMORY_OPS, skills.HISTORY_SEARCH), self.log),
         ]
 
     def tools(self, session_command=False):
@@ -134,14 +142,45 @@ class Memory:
                 self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
                                                  self.log)
             out += self._memory_tools.tools()
-        from .chat_tools import ProfileTools, SessionTool
+        from .chat_tools import ProfileTools, SearchTool, SessionTool
 
         if self._profile_tools is None:
             self._profile_tools = ProfileTools(self.profile, self.log)
         out += self._profile_tools.tools()
+        out.append(SearchTool(self.sessions, self.chat_sessions, self.log).tool())
         if session_command:
             out.append(SessionTool(self.chats).tool())
         return out
+
+    def search(self, query, limit=5, chat=None, session=None):
+        """Search the session history, archives included: the records that best match
+        `query` (BM25 over records, the newer first on a tie), as dicts with "session" (its
+        id), "role" ("user", "assistant" or "tool"), "text" (the record's visible text, cut
+        to max_message_chars), "score", "archived" and "offset". `session`: one session's;
+        `chat`: (channel, chat_id), every session of that chat; neither: the whole data
+        root. ValueError for a bad query, limit or scope."""
+        if session is not None and chat is not None:
+            raise ValueError("give session or chat, not both")
+        if session is not None:
+            ids = (session,)
+        elif chat is not None:
+            ids = self.chat_sessions(chat)
+        else:
+            ids = None
+        return self.sessions.search(query, limit, ids)
+
+    def chat_sessions(self, chat):
+        """The session ids of a chat, (channel, chat_id): every alias its chat map names
+        (none when it has no map)."""
+        if not isinstance(chat, (tuple, list)) or len(chat) != 2:
+            raise ValueError("chat must be (channel, chat_id)")
+        from .chats import chat_key
+
+        state = self.chats.aliases(chat[0], chat[1])
+        if state is None:
+            return ()
+        key = chat_key(chat[0], chat[1])
+        return tuple(key + ":" + alias for alias in state[1])
 
     def hooks(self):
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""

@@ -81,8 +81,11 @@ def target(limit, turn, newest_tools=0):
     return max(base, min(base + newest_tools, room))
 
 
-def compact(log, st, size_limit, note):
-    """Compact the session; returns its new State, or None when it was blocked instead."""
+def compact(log, st, size_limit, note, limit, archive_limit=0):
+    """Compact the session; returns its new State, or None when it was blocked instead.
+    With `archive_limit`, the whole turns dropped move to a new archive segment (the live
+    segments of the data root kept within that many bytes; archive.py); `limit`: the record
+    bound (records over it are indexed by their first bytes)."""
     idx = log + fmt_.IDX
     plan = _Plan(log, st)
     planned = newest_tools = older_tools = i = 0
@@ -99,6 +102,7 @@ def compact(log, st, size_limit, note):
     if planned > goal and older_tools:
         plan.last_tool = None  # old tool results go before any dialogue
         planned -= older_tools
+    cut_off = 0
     if planned > goal:
         # Drop the oldest turns, never the newest, until the rest is under the goal.
         dropped = i = 0
@@ -107,9 +111,11 @@ def compact(log, st, size_limit, note):
         try:
             for off, ln, kind, fmt in it:
                 if i >= plan.newest:
+                    cut_off = off
                     break
                 if kind == USER and i > 0 and planned - dropped <= goal:
                     cut = i
+                    cut_off = off
                     break
                 if plan.keep(i, kind):  # (plan.cut is still 0: what the rule keeps)
                     dropped += ln
@@ -123,6 +129,12 @@ def compact(log, st, size_limit, note):
         fsutil.write_file(log + fmt_.BLOCKED, b"")
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
+    arch = 0 < cut_off <= archive_limit
+    indexed = arch or fsutil.size(log + fmt_.TIX) >= 0
+    if indexed:
+        from . import indexer
+
+        indexer.update(log, limit, st.log_size)  # the records since its last block
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = i = 0
     with open(log, "rb") as lf, open(log + fmt_.TMP, "wb") as f, open(idx + fmt_.TMP, "wb") as iout:
@@ -137,11 +149,70 @@ def compact(log, st, size_limit, note):
             i += 1
         ents.flush()
         out.flush()
-    fsutil.commit(log + fmt_.COMMIT, [log, idx])
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
+    tix_ok = indexed and _text_indexes(log, st, plan, cut_off if arch else -1, limit)
+    if arch:
+        from . import archive
+
+        fsutil.write_tmp(log + fmt_.ARC, lambda o: _copy(o, log, cut_off))
+        d, name = log.rsplit("/", 1)
+        entries, seq = archive.plan(d, name, cut_off, archive_limit)
+        archive.write_catalog(d, entries, tmp=True)
+        archive.journal(d, name, seq)  # the commit point
+        archive.finish(d, name, seq)
+        note("%s: %d bytes of the oldest turns moved to archive segment %d" % (log, cut_off, seq))
+    else:
+        fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
+    if indexed and not tix_ok:
+        fsutil.remove(log + fmt_.TIX)  # it no longer names its log's records
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size, new.pend_file = st.pend, st.pend_size, st.pend_file
     rebase_pending(log, new)
     note("%s: compacted to %d bytes, %d records (%d oldest dropped)" % (log, pos, kept, plan.cut))
     return new
+
+
+def _moves(log, st, plan):
+    # (old offset, length, new offset or -1) of every record of the old log, in order.
+    pos = i = 0
+    for off, ln, kind, fmt in each(log, st):
+        if plan.keep(i, kind):
+            yield off, ln, pos
+            pos += ln
+        else:
+            yield off, ln, -1
+        i += 1
+
+
+def _text_indexes(log, st, plan, cut_off, limit):
+    """The new log's text index as `.tix.tmp` (and the archive segment's as `.arc.tix.tmp`
+    when `cut_off` >= 0) from the old one's blocks; False when that cannot be done (they are
+    then indexed again when next searched)."""
+    from . import indexer, tix
+
+    aout = fsutil.Buffered() if cut_off >= 0 else None
+    try:
+        with open(log + fmt_.TIX_TMP, "wb") as f, (
+                open(log + fmt_.ARC_TIX_TMP, "wb") if aout is not None else fsutil.Nothing()) as af:
+            out = fsutil.Buffered(f)
+            out.write(tix.MAGIC)
+            if aout is not None:
+                aout.f = af
+                aout.write(tix.MAGIC)
+            ok = indexer.remap(log, log + fmt_.TMP, _moves(log, st, plan), max(cut_off, 0), out,
+                               aout, limit)
+            out.flush()
+            if aout is not None:
+                aout.flush()
+    except ValueError:  # a damaged old index
+        ok = False
+    if not ok:
+        fsutil.remove(log + fmt_.TIX_TMP)
+        fsutil.remove(log + fmt_.ARC_TIX_TMP)
+    return ok
+
+
+def _copy(out, log, n):
+    with open(log, "rb") as f:
+        out.copy(f, 0, n)

@@ -35,7 +35,7 @@ def rows(sessions):
         del keys[n:]
         keys.sort()
     for log in logs(sessions.dir):
-        if keys and _has(keys, fmt_.name_key(log)):
+        if keys and has(keys, fmt_.name_key(log)):
             continue
         row = sessions._peek(log)
         row["id"] = None
@@ -74,8 +74,8 @@ def _next(it):
         return None
 
 
-def _has(keys, k):
-    # Binary search of a sorted list.
+def has(keys, k):
+    """Whether the sorted list `keys` holds k (binary search)."""
     lo, hi = 0, len(keys)
     while lo < hi:
         mid = (lo + hi) // 2

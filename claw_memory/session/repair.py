@@ -267,8 +267,13 @@ def settle(log):
     A lone `.idx.tmp` whose index is gone is adopted when whole; a lone `.log.tmp` never is.
     A pending file rewritten by `Pending.settle` or `rebase_pending` and cut inside FAT's
     remove-then-rename is adopted when its header is whole."""
-    fsutil.recover([log, log + fmt_.IDX], journal=log + fmt_.COMMIT, valid=fmt_.whole_index)
+    fsutil.recover([log, log + fmt_.IDX, log + fmt_.TIX], journal=log + fmt_.COMMIT,
+                   valid=fmt_.whole_index)
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
+    # A compaction's archive files never committed (a committed one is finished first, by
+    # archive.settle, when the Sessions starts):
+    fsutil.remove(log + fmt_.ARC_TMP)
+    fsutil.remove(log + fmt_.ARC_TIX_TMP)
 
 
 def open_state(log, limit, note, deep=False):

@@ -17,9 +17,11 @@ from . import format as fmt_
 
 _CACHE_MAX = const(4)
 _DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
+_NAMED_MAX = const(4096)  # named sessions a whole-root search keeps apart from the unnamed
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
+ARCHIVE_LIMIT = const(1048576)
 
 
 class Sessions:
@@ -29,22 +31,32 @@ class Sessions:
     `.log.pending` file, and the batch that completes the turn moves the whole turn into the
     `.log` with one append. Index entries are appended every `index_every` completed turns,
     when the session leaves the cache, before compaction and on `close()`; after a power cut
-    the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md)."""
+    the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md).
+
+    `search_index`: the text index of each log (`.tix`) is kept up to date as turns are
+    persisted (False: a search indexes what it needs). `archive_limit`: the whole turns a
+    compaction drops move to an archive segment, searchable and pageable, the segments of
+    the data root kept within that many bytes, oldest first (0: dropped, as ESP-Claw)."""
 
     def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
-                 size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None):
+                 size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None,
+                 archive_limit=ARCHIVE_LIMIT, search_index=True):
         if max_message_chars < 1:
             raise ValueError("max_message_chars must be positive")
         if index_every < 1:
             raise ValueError("index_every must be positive")
         if history_tokens is not None and (not isinstance(history_tokens, int) or history_tokens < 0):
             raise ValueError("history_tokens must be a non-negative integer or None")
+        if not isinstance(archive_limit, int) or archive_limit < 0:
+            raise ValueError("archive_limit must be a non-negative integer")
         self.dir = directory
         self.max_message_chars = max_message_chars
         self.max_record_bytes = max_record_bytes
         self.size_limit = size_limit
         self.index_every = index_every
         self.history_tokens = history_tokens or 0
+        self.archive_limit = archive_limit
+        self.search_index = bool(search_index)
         self._log = log
         self._cache = {}
         self._order = []
@@ -97,16 +109,22 @@ class Sessions:
         return st
 
     def _remember(self, log, st):
-        from .write import flush_index
         if log not in self._cache:
             self._order.append(log)
         self._cache[log] = st
         if len(self._order) > _CACHE_MAX:
             old = self._order.pop(0)
             try:
-                flush_index(old, self._cache.pop(old))
+                self._flush(old, self._cache.pop(old))
             except OSError as e:  # harmless: its unindexed records are re-indexed on open
                 self._note("index of %s not flushed: %r" % (old, e))
+
+    def _flush(self, log, st):
+        # The index entries in RAM, then (when kept) the text index, up to the log's end.
+        from .write import flush_index, flush_text
+        flush_index(log, st)
+        if self.search_index:
+            flush_text(log, st, self.max_record_bytes)
 
     def _forget(self, log):
         self._cache.pop(log, None)
@@ -149,13 +167,79 @@ class Sessions:
             self._forget(log)
             raise
         try:
-            write.after_turn(log, st, self.index_every)
+            write.after_turn(log, st, self.index_every,
+                             self.max_record_bytes if self.search_index else 0)
             if st.log_size > self.size_limit:
                 return self._compact(log, st)
         except Exception as e:  # noqa: BLE001 -- the turn is on flash: success all the same
             self._forget(log)  # the next use reopens and settles (pending, index, compaction)
             self._note("%s: housekeeping after a persisted turn failed, retried later: %r" % (log, e))
         return None
+
+    def search(self, query, limit=5, session_ids=None):
+        """Records of the sessions `session_ids` (None: every session in the folder) and their
+        archives that hold the query's terms, best first (BM25, session/search.py): a list of
+        {"session","role","text","score","archived","offset"} (`offset`: in the log, or in
+        the archive segment for an archived record). The pending turn is not searched.
+        Raises ValueError for a query that is not text or a limit out of 1..50."""
+        from . import search
+
+        if not isinstance(query, str):
+            raise ValueError("query must be text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.LIMIT_MAX:
+            raise ValueError("limit must be 1..%d" % search.LIMIT_MAX)
+        self._settle()
+        try:
+            return search.search(lambda: self._files(session_ids), query, limit,
+                                 self.max_message_chars, self.max_record_bytes)
+        finally:
+            for st in self._cache.values():
+                st.tix_end = -1  # a search may have indexed a log
+
+    def _files(self, ids):
+        # (id, path, archived, end, order, being written) of the logs and archive segments
+        # of the sessions `ids` (None: the sessions the chat maps name, then every other log
+        # in the folder, by its file name).
+        from . import archive, listing
+
+        entries = archive.read(self.dir)
+        if ids is None:
+            names = self.names() if self.names is not None else ()
+            keys = []  # one word per named session: their files are not listed twice
+            for sid in names:
+                try:
+                    log = self.path(sid)
+                except ValueError:  # an id no session can have
+                    continue
+                if len(keys) < _NAMED_MAX:
+                    keys.append(fmt_.name_key(log))
+                yield from self._files_of(sid, log, entries)
+            keys.sort()
+            for log in listing.logs(self.dir):
+                if not listing.has(keys, fmt_.name_key(log)):
+                    yield from self._files_of(None, log, entries)
+        else:
+            for sid in ids:
+                yield from self._files_of(sid, None, entries)
+
+    def _files_of(self, sid, log, entries):
+        from . import archive
+
+        if log is None:
+            try:
+                log = self.path(sid)
+            except ValueError:  # an id no session can have
+                return
+        name = log.rsplit("/", 1)[-1]
+        sid = sid or name
+        for seq, seg in archive.segments(self.dir, name, entries):
+            yield sid, seg, True, fsutil.size(seg), seq, False
+        st = self._cache.get(log)
+        if st is not None:
+            self._flushed(log)
+            yield sid, log, False, st.log_size, 1 << 20, True
+        elif fsutil.size(log) > 0:
+            yield sid, log, False, fsutil.size(log), 1 << 20, False
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
@@ -167,7 +251,8 @@ class Sessions:
         from . import compact as compact_, write
         try:
             write.clear_stale(log, st)
-            new = compact_.compact(log, st, self.size_limit, self._note)
+            new = compact_.compact(log, st, self.size_limit, self._note, self.max_record_bytes,
+                                   self.archive_limit)
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
             raise
@@ -178,10 +263,10 @@ class Sessions:
         return None
 
     def flush(self):
-        """Bring every cached session's index up to date (also done by `close`)."""
-        from .write import flush_index
+        """Bring every cached session's index (and text index) up to date (also done by
+        `close`)."""
         for log in self._order:
-            flush_index(log, self._cache[log])
+            self._flush(log, self._cache[log])
 
     def close(self):
         """Flush the indexes and remove stale pending files; the files are then exactly
@@ -235,7 +320,11 @@ class Sessions:
         from . import replay
         replay.check_page(before, limit)
         log = self.path(session_id)
-        return replay.page(log, self._open(log), before, limit, self.max_record_bytes)
+        st = self._open(log)
+        from .archive import segments
+
+        segs = [p for seq, p in segments(self.dir, log.rsplit("/", 1)[-1])]
+        return replay.page(log, st, before, limit, self.max_record_bytes, segs)
 
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
@@ -286,6 +375,12 @@ class Sessions:
         if self._settled:
             return
         self._settled = True
+        if fsutil.size(self.dir + "/" + fmt_.ARCHIVING) >= 0:
+            from . import archive
+
+            name = archive.settle(self.dir)
+            if name:
+                self._note("compaction of %s into the archive finished after an interruption" % name)
         if fsutil.size(self.dir + "/" + fmt_.DELETING) >= 0:
             from .deletion import settle
 

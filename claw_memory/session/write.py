@@ -16,8 +16,9 @@ from ..messages import classify
 from . import format as fmt_
 from .state import pending
 
-LAG_MAX = const(2000)
-_NEST_MAX = const(32)  # brackets in a record above which its nesting is checked  # bytes of unindexed entries kept in RAM before the .idx is appended
+LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
+_NEST_MAX = const(32)  # brackets in a record above which its nesting is checked
+TAIL = const(8192)  # bytes of log after its text index's end before the persist path indexes them
 
 
 def encode(records, max_chars, max_record_bytes):
@@ -169,15 +170,34 @@ def append_turn(log, st, lines, fmt):
     st.done = st.pend_size >= 0  # the pending records are now logged: the file is stale
 
 
-def after_turn(log, st, index_every):
+def after_turn(log, st, index_every, limit=0):
     """What follows a logged turn: the pending file is stale (nothing written), and the
-    index entries reach the .idx every `index_every` turns. A failure here loses nothing
-    (the next open removes a stale pending file and indexes the log's tail)."""
+    index entries reach the .idx every `index_every` turns; then, with `limit` (the record
+    bound; 0: no text index kept here), the text index when enough is left to index. A
+    failure here loses nothing (the next open removes a stale pending file and indexes the
+    log's tail; a search indexes what its text index lacks)."""
     if st.done:
         st.pend, st.pend_size = 0, -1
         st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)
+        if limit:
+            flush_text(log, st, limit, False)
+
+
+def flush_text(log, st, limit, force=True):
+    """Bring the log's text index up to the log's end: always (`force`), or when at least
+    TAIL bytes wait (a search reads fewer itself)."""
+    if st.log_size <= 0 or (not force and 0 <= st.tix_end and st.log_size - st.tix_end < TAIL):
+        return
+    from . import indexer
+
+    if not force and st.tix_end < 0:
+        with open(log, "rb") as f:
+            st.tix_end = indexer.covered(log, st.log_size, f)
+        if 0 <= st.tix_end and st.log_size - st.tix_end < TAIL:
+            return
+    st.tix_end = indexer.update(log, limit, st.log_size)
 
 
 def clear_stale(log, st):

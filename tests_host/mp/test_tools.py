@@ -27,8 +27,8 @@ async def _run(tools, name, args, request=None):
 
 def test_schemas_are_esp_claw_s():
     dev, mem, tools = _setup()
-    eq(sorted(tools), ["memory_forget", "memory_list", "memory_recall", "memory_store", "memory_update",
-                       "profile_read", "profile_update", "session_command"], "names")
+    eq(sorted(tools), ["memory_forget", "memory_list", "memory_recall", "memory_search", "memory_store",
+                       "memory_update", "profile_read", "profile_update", "session_command"], "names")
     eq(json.loads(tools["memory_store"].schema),
        {"type": "object", "properties": {"memory_id": {"type": "string"}, "content": {"type": "string"},
                                          "tags": {"type": "string"}, "keywords": {"type": "string"}},
