@@ -259,7 +259,8 @@ def test_report_section_verdicts():
         if ours:
             sysd["ours"] = {"all": {"n": 4, "r1": 0.0, "r5": ours_r5, "mrr": 0.0}}
         st = {"sessions": 3, "chats": 2, "turns": 3, "records": 6, "questions": 4, "session_limit": 100,
-              "compacted_sessions": 1, "records_archived": 2, "gold": 2, "gold_archived": 1, "records_lost": 0,
+              "compacted_sessions": 1, "records_archived": 2, "gold": 2, "gold_archived": 1, "records_lost": 2,
+              "records_lost_by_type": {"1": 0, "2": 0, "3": 1, "4": 1},
               "gold_lost": [], "superseded_questions": 0}
         res = {"set": st, "systems": sysd, "superseded_first": {"rank-bm25": 0}, "ours": ours,
                "out_of_scope": outside, "archived_mismatch": 0}
@@ -271,5 +272,6 @@ def test_report_section_verdicts():
     assert not section(0.49, 0.5)[0]
     ok, text = section(0.9, 0.5, outside=1)
     assert not ok and "| hits outside the question's scope (every question) | 1 | FAIL |" in text
+    assert "compaction removed them): 2 (user 0, final answers 0, tool calls 1, tool results 1), 0 of them" in text
     ok, text = section(None, 0.5, ours=False)
     assert not ok and "not measured" in text

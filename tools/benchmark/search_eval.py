@@ -320,6 +320,8 @@ def _score(mem, hs, ours, session_limit):
         "records_archived": sum(1 for v in where.values() if v),
         "records_in_logs": sum(logs.values()),
         "records_lost": len(lost),
+        "records_lost_by_type": {str(t): sum(1 for k in lost if hs["records"][newer[k]]["type"] == t)
+                                 for t in (1, 2, 3, 4)},
         "gold": len(gold),
         "gold_archived": sum(1 for g in gold if where.get(g)),
         "gold_lost": sorted(g for g in gold if g not in where),

@@ -51,8 +51,11 @@ def search_tables(res, out):
         "ranks in the top 5 above the correction for %s." % (
             st["superseded_questions"],
             ", ".join("%s %d" % (k, v) for k, v in sorted(r["superseded_first"].items()))))
-    if ours and st["gold_lost"]:
+    if ours and st["records_lost"]:
+        by = st["records_lost_by_type"]
         out("")
-        out("Gold records no longer in the root (compaction removed them): %d." % len(st["gold_lost"]))
+        out("Records no longer in the root, neither in a log nor in an archive (compaction removed them): "
+            "%d (user %s, final answers %s, tool calls %s, tool results %s), %d of them gold records."
+            % (st["records_lost"], by["1"], by["2"], by["3"], by["4"], len(st["gold_lost"])))
     ok = row[2] and (not ours or r["out_of_scope"] == 0)
     return ok
