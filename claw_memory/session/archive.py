@@ -81,8 +81,8 @@ def encode(directory, entries):
 
 
 def segments(directory, log_name, entries=None):
-    """[(seq, path)] of a log's live segments, oldest first."""
-    return [(e[0], seg_path(directory, e[3], e[0]))
+    """[(seq, path, size)] of a log's live segments, oldest first."""
+    return [(e[0], seg_path(directory, e[3], e[0]), e[1])
             for e in (read(directory) if entries is None else entries)
             if e[4] and e[3] == log_name]
 

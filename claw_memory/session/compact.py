@@ -129,7 +129,14 @@ def compact(log, st, size_limit, note, limit, archive_limit=0):
         fsutil.write_file(log + fmt_.BLOCKED, b"")
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
-    arch = 0 < cut_off <= archive_limit
+    # With an archive, every record dropped goes to a new segment: the whole turns before
+    # `cut_off` as they are, then the tool records of later turns that the rule drops.
+    seg = cut_off
+    if archive_limit:
+        for off, ln, to, at in _moves(log, st, plan, cut_off, True):
+            if at >= cut_off:
+                seg += ln
+    arch = 0 < seg <= archive_limit
     indexed = arch or fsutil.size(log + fmt_.TIX) >= 0
     if indexed:
         from . import indexer
@@ -151,17 +158,18 @@ def compact(log, st, size_limit, note, limit, archive_limit=0):
         out.flush()
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
-    tix_ok = indexed and _text_indexes(log, st, plan, cut_off if arch else -1, limit)
+    if arch:
+        fsutil.write_tmp(log + fmt_.ARC, lambda o: _segment(o, log, st, plan, cut_off))
+    tix_ok = indexed and _text_indexes(log, st, plan, cut_off, arch, limit)
     if arch:
         from . import archive
 
-        fsutil.write_tmp(log + fmt_.ARC, lambda o: _copy(o, log, cut_off))
         d, name = log.rsplit("/", 1)
-        entries, seq = archive.plan(d, name, cut_off, archive_limit)
+        entries, n = archive.plan(d, name, seg, archive_limit)
         archive.write_catalog(d, entries, tmp=True)
-        archive.journal(d, name, seq)  # the commit point
-        archive.finish(d, name, seq)
-        note("%s: %d bytes of the oldest turns moved to archive segment %d" % (log, cut_off, seq))
+        archive.journal(d, name, n)  # the commit point
+        archive.finish(d, name, n)
+        note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
     else:
         fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
     if indexed and not tix_ok:
@@ -173,37 +181,54 @@ def compact(log, st, size_limit, note, limit, archive_limit=0):
     return new
 
 
-def _moves(log, st, plan):
-    # (old offset, length, new offset or -1) of every record of the old log, in order.
+def _moves(log, st, plan, cut_off, arch):
+    """(old offset, length, offset in the new log or -1, offset in the archive segment or
+    -1) of every record of the old log, in order."""
     pos = i = 0
+    at = cut_off  # the segment: the log's first cut_off bytes, then the later dropped records
     for off, ln, kind, fmt in each(log, st):
         if plan.keep(i, kind):
-            yield off, ln, pos
+            yield off, ln, pos, -1
             pos += ln
+        elif not arch:
+            yield off, ln, -1, -1
+        elif off < cut_off:
+            yield off, ln, -1, off
         else:
-            yield off, ln, -1
+            yield off, ln, -1, at
+            at += ln
         i += 1
 
 
-def _text_indexes(log, st, plan, cut_off, limit):
-    """The new log's text index as `.tix.tmp` (and the archive segment's as `.arc.tix.tmp`
-    when `cut_off` >= 0) from the old one's blocks; False when that cannot be done (they are
-    then indexed again when next searched)."""
+def _segment(out, log, st, plan, cut_off):
+    # The archive segment's bytes: as _moves places them.
+    with open(log, "rb") as f:
+        out.copy(f, 0, cut_off)
+        for off, ln, to, at in _moves(log, st, plan, cut_off, True):
+            if at >= cut_off:
+                out.copy(f, off, ln)
+
+
+def _text_indexes(log, st, plan, cut_off, arch, limit):
+    """The new log's text index as `.tix.tmp` (and, with `arch`, the archive segment's as
+    `.arc.tix.tmp`) from the old one's blocks; False when that cannot be done (they are then
+    indexed again when next searched)."""
     from . import indexer, tix
 
-    aout = fsutil.Buffered() if cut_off >= 0 else None
+    aout = fsutil.Buffered() if arch else None
     try:
         with open(log + fmt_.TIX_TMP, "wb") as f, (
-                open(log + fmt_.ARC_TIX_TMP, "wb") if aout is not None else fsutil.Nothing()) as af:
+                open(log + fmt_.ARC_TIX_TMP, "wb") if arch else fsutil.Nothing()) as af:
             out = fsutil.Buffered(f)
             out.write(tix.MAGIC)
-            if aout is not None:
+            if arch:
                 aout.f = af
                 aout.write(tix.MAGIC)
-            ok = indexer.remap(log, log + fmt_.TMP, _moves(log, st, plan), max(cut_off, 0), out,
-                               aout, limit)
+            ok = indexer.remap(log, log + fmt_.TMP, log + fmt_.ARC_TMP if arch else None,
+                               _moves(log, st, plan, cut_off, arch), cut_off if arch else 0,
+                               out, aout, limit)
             out.flush()
-            if aout is not None:
+            if arch:
                 aout.flush()
     except ValueError:  # a damaged old index
         ok = False
@@ -211,8 +236,3 @@ def _text_indexes(log, st, plan, cut_off, limit):
         fsutil.remove(log + fmt_.TIX_TMP)
         fsutil.remove(log + fmt_.ARC_TIX_TMP)
     return ok
-
-
-def _copy(out, log, n):
-    with open(log, "rb") as f:
-        out.copy(f, 0, n)

@@ -2,24 +2,25 @@
 # and archive segments, through their text indexes (session/tix.py).
 # MIT license
 #
-# Two passes over the blocks of every file in scope. The first reads each block's header,
-# lengths and bucket directory, and the buckets of the query's terms: the collection's size,
-# its mean record length and each term's document frequency, and where each term's postings
-# are (a few bytes per match, in arrays). The second reads only those postings and scores
-# their records, keeping the best 4 x limit candidates. Then the best candidates' records
-# are read and checked: a record that holds none of the query's terms (two terms sharing a
-# bucket and key in a block) is left out; a position that holds no record, or another type
-# of record, means the index is stale: it is written again and the query runs again.
-# Records logged after the text index of a session being written ends (the last few turns,
-# fewer than TAIL bytes: the persist path indexes more) are read and scored directly; any
-# other file's are indexed first. The pending turn is not searched.
-# Heap: the match arrays (6 bytes per block and query term that match), the candidates, one
-# block's lengths and one record at a time.
+# The first pass walks each file's index once: every block's header (the collection's size
+# and mean record length), its lengths and bucket directory, and the buckets of the query's
+# terms (each term's document frequency); the postings it finds, and the lengths of the
+# blocks they are in, are kept in one byte pool (up to _POOL bytes; beyond that, where they
+# are, to be read again). The second pass scores those records from the pool, keeping the best
+# 4 x limit candidates; then their records are read, file by file, and checked: a record
+# that holds none of the query's terms (two terms sharing a bucket and key in a block) is left
+# out; a position that holds no such record means the index is stale: it is written again
+# and the query runs again. Records after the text index of a log being written (its last
+# few turns, fewer than write.TAIL bytes) are read and scored directly; any other file's are
+# indexed first. The pending turn is not searched.
+# Cost: littlefs looks a name up by reading its folder, so each file is opened once per pass
+# that needs it (the log and its index in the first, both again for the candidates only).
+# Heap: the pool, 10 bytes per block and per term match, the candidates, one record.
 
 import math
 from array import array
 
-from .. import fsutil, text
+from .. import text
 from .._compat import const
 from . import format as fmt_
 from . import indexer, tix
@@ -30,6 +31,8 @@ B = 0.75
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
+_POOL = const(8192)  # bytes of postings and lengths kept from the first pass
+_FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
 class Stale(Exception):
@@ -50,23 +53,272 @@ def query_hashes(query):
 
 def search(files, query, limit, max_chars, max_record):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
-    archived, end, order, being written) (`end`: where the file's records end, `order`: its
-    place in time, larger is newer; a log being written may keep up to TAIL bytes out of its
-    index); each hit a dict: session, role, text, score, archived, offset."""
+    archived, end, order, being written) (`end`: where the file's records end, -1: its size;
+    `order`: its place in time, larger is newer; a log being written may keep up to TAIL
+    bytes out of its index); each hit a dict: session, role, text, score, archived, offset."""
     qh = query_hashes(query)
     if not qh:
         return []
     for _ in range(3):
         try:
-            return _search(files(), qh, limit, max_chars, max_record)
+            return _Query(qh, max_record).run(files(), limit, max_chars)
         except Stale as e:
+            from .. import fsutil
+
             fsutil.remove(e.args[0] + fmt_.TIX)
     return []
 
 
+class _Query:
+    def __init__(self, qh, max_record):
+        self.qh = qh
+        self.max_record = max_record
+        self.df = [0] * len(qh)
+        self.n = 0  # records in scope
+        self.sumdl = 0
+        self.kept = []  # the files with matches: only they are read again
+        self.pool = bytearray()
+        # per block with matches: its file (in kept), position, records, matches, where its
+        # lengths are in the pool (or _FAR: read them again)
+        self.bfile = array("H")
+        self.bpos = array("I")
+        self.bn = array("B")
+        self.bm = array("B")
+        self.bdl = array("H")
+        # per match: query term << 10 | byte length (| _FAR), where (pool or index)
+        self.mterm = array("H")
+        self.mat = array("I")
+        self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
+
+    def run(self, files, limit, max_chars):
+        for file in files:
+            self._file(file)
+        if not self.n:
+            return []
+        self.avg = self.sumdl / self.n
+        self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
+        return self._verify(self._score(4 * limit), limit, max_chars)
+
+    def bm25(self, tf, dl):
+        norm = K1 * (1 - B + B * dl / self.avg)
+        s = 0.0
+        for i, c in enumerate(tf):
+            if c:
+                s += self.idf[i] * c * (K1 + 1) / (c + norm)
+        return s
+
+    # -- the first pass ----------------------------------------------------------------
+
+    def _file(self, file):
+        path, end, tail = file[1], file[3], TAIL if file[5] else 0
+        fi = len(self.kept)
+        marks = self._mark()
+        try:
+            lf = open(path, "rb")
+        except OSError:  # a session the chat map names that has no turn yet
+            return
+        with lf:
+            if end < 0:
+                end = lf.seek(0, 2)
+            at = self._blocks(path, lf, fi)
+            if at < 0 or end - at > tail:
+                self._undo(marks)
+                indexer.update(path, self.max_record, end)
+                at = self._blocks(path, lf, fi)
+                if at < 0:
+                    raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
+            if at < end:
+                self._tail(fi, lf, at, end)
+        if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
+            self.kept.append(file)
+
+    def _mark(self):
+        return (len(self.bpos), len(self.mat), len(self.tails), len(self.pool), self.n,
+                self.sumdl, list(self.df))
+
+    def _undo(self, marks):
+        # (MicroPython's arrays and bytearrays shrink by slice assignment, not `del`)
+        nb, nm, nt, npool, self.n, self.sumdl, self.df = marks
+        for a in (self.bfile, self.bpos, self.bn, self.bm, self.bdl):
+            a[nb:] = a[:0]
+        self.mterm[nm:] = self.mterm[:0]
+        self.mat[nm:] = self.mat[:0]
+        del self.tails[nt:]
+        self.pool[npool:] = b""
+
+    def _blocks(self, path, lf, fi):
+        """Walk the index of `path` (its data open as `lf`): statistics and matches; where
+        the index ends, -1 when it does not match the data (nothing of it kept)."""
+        marks = self._mark()
+        try:
+            f = open(path + fmt_.TIX, "rb")
+        except OSError:
+            return 0
+        with f:
+            size = f.seek(0, 2)
+            f.seek(0)
+            if size < tix.HDR or f.read(tix.HDR) != tix.MAGIC:
+                return -1
+            pos = tix.HDR
+            last = None
+            while pos < size:
+                raw = f.read(tix.BH)
+                b = tix.Block(raw, pos) if len(raw) == tix.BH else None
+                if b is None or not b.ok or b.next() > size or (last and b.start < last.end):
+                    self._undo(marks)
+                    return -1
+                self._block(f, b, fi)
+                last = b
+                pos = b.next()
+                f.seek(pos)
+        if last is not None and tix.probe(lf, last.end, last.start) != last.probe:
+            self._undo(marks)
+            return -1
+        return last.end if last is not None else 0
+
+    def _block(self, f, b, fi):
+        self.n += b.n
+        self.sumdl += b.sumdl
+        dls, d = b.head(f)
+        k = 0
+        for i, h in enumerate(self.qh):
+            got = b.find(f, d, h)
+            if got is None:
+                continue
+            self.df[i] += got[2]
+            if len(self.pool) + len(got[3]) + b.n <= _POOL:
+                self.mterm.append(i << 10 | got[1])
+                self.mat.append(len(self.pool))
+                self.pool += got[3]
+            else:
+                self.mterm.append(i << 10 | got[1] | _FAR)
+                self.mat.append(got[0])
+            k += 1
+        if k:
+            self.bfile.append(fi)
+            self.bpos.append(b.pos)
+            self.bn.append(b.n)
+            self.bm.append(k)
+            if len(self.pool) + b.n <= _POOL:
+                self.bdl.append(len(self.pool))
+                self.pool += dls
+            else:
+                self.bdl.append(_FAR)
+
+    def _tail(self, fi, lf, start, end):
+        # Records after the index's end, scored from their text: all count in the
+        # statistics, the ones that hold a query term are kept.
+        for off, ln in indexer.scan(lf, start, end):
+            if not ln:
+                continue
+            k, rec = indexer.read_record(lf, off, ln, self.max_record)
+            if not k:
+                continue
+            hs = indexer.hashes(indexer.record_text(rec, k))
+            tf = [min(hs.count(h), 4) for h in self.qh]
+            self.n += 1
+            self.sumdl += len(hs)
+            if any(tf):
+                for i, c in enumerate(tf):
+                    self.df[i] += c > 0
+                self.tails.append((fi, off, ln, k, len(hs), tf))
+
+    # -- the second pass ---------------------------------------------------------------
+
+    def _score(self, k):
+        top = _Top(k)
+        nq = len(self.qh)
+        m = 0
+        f = None
+        open_fi = -1
+        try:
+            for j in range(len(self.bpos)):
+                fi = self.bfile[j]
+                tfs = {}
+                for _ in range(self.bm[j]):
+                    v = self.mterm[m]
+                    size = v & 1023
+                    if v & _FAR:
+                        f, open_fi = self._reopen(f, open_fi, fi)
+                        f.seek(self.mat[m])
+                        raw = f.read(size)
+                    else:
+                        raw = memoryview(self.pool)[self.mat[m] : self.mat[m] + size]
+                    i = (v & 0x7FFF) >> 10
+                    for o, c in tix.postings(raw):
+                        t = tfs.get(o)
+                        if t is None:
+                            t = tfs[o] = [0] * nq
+                        t[i] = c
+                    m += 1
+                if self.bdl[j] == _FAR:
+                    f, open_fi = self._reopen(f, open_fi, fi)
+                    f.seek(self.bpos[j])
+                    dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
+                else:
+                    dls = memoryview(self.pool)[self.bdl[j] : self.bdl[j] + self.bn[j]]
+                order = _order(self.kept[fi], self.bpos[j])
+                for o, t in tfs.items():
+                    if o < self.bn[j]:
+                        top.push((round(self.bm25(t, tix.unquant(dls[o])), 4), order + o, fi,
+                                  self.bpos[j], o))
+        finally:
+            if f is not None:
+                f.close()
+        for fi, off, ln, k, dl, tf in self.tails:
+            top.push((round(self.bm25(tf, dl), 4), _order(self.kept[fi], off), fi, -1,
+                      (off, ln, k)))
+        return top.items
+
+    def _reopen(self, f, open_fi, fi):
+        if open_fi != fi:
+            if f is not None:
+                f.close()
+            f = open(self.kept[fi][1] + fmt_.TIX, "rb")
+        return f, fi
+
+    # -- the candidates ----------------------------------------------------------------
+
+    def _verify(self, cands, limit, max_chars):
+        out = []
+        qh = self.qh
+        for fi in sorted(set(c[2] for c in cands)):
+            sid, path, archived, end = self.kept[fi][:4]
+            mine = [c for c in cands if c[2] == fi]
+            tables = {}
+            if any(c[3] >= 0 for c in mine):
+                with open(path + fmt_.TIX, "rb") as f:
+                    for c in mine:
+                        if c[3] >= 0 and c[3] not in tables:
+                            f.seek(c[3])
+                            tables[c[3]] = tix.Block(f.read(tix.BH), c[3]).records(f)
+            with open(path, "rb") as lf:
+                size = lf.seek(0, 2)
+                for score, order, _, pos, o in mine:
+                    off, ln, k = tables[pos][o] if pos >= 0 else o
+                    got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
+                        off + ln <= size) else (0, None)
+                    if got != k:
+                        raise Stale(path)
+                    hs = indexer.hashes(indexer.record_text(rec, k))
+                    tf = [min(hs.count(h), 4) for h in qh]
+                    if not any(tf):
+                        continue  # a collision of two terms' bucket and key in a block
+                    out.append((round(self.bm25(tf, len(hs)), 4), order, {
+                        "session": sid, "role": indexer.ROLES[k],
+                        "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
+                        "archived": archived, "offset": off}))
+        out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+        res = []
+        for score, _, hit in out[:limit]:
+            hit["score"] = score
+            res.append(hit)
+        return res
+
+
 class _Top:
     """The best `k` candidates: (score, order, file, block position or -1, ordinal or
-    (offset, length, type, terms))."""
+    (offset, length, type))."""
 
     def __init__(self, k):
         self.k = k
@@ -83,165 +335,7 @@ class _Top:
         del it[self.k :]
 
 
-def _search(files, qh, limit, max_chars, max_record):
-    nq = len(qh)
-    df = [0] * nq
-    stats = [0, 0]  # records, sum of their lengths in terms
-    kept = []  # the files with matches: only they are read again
-    bfile = array("H")  # per block with matches: its file (in kept), position, matches
-    bpos = array("I")
-    nmatch = array("B")
-    mpos = array("I")  # per match: position of the term's postings in the index
-    mterm = array("H")  # per match: query term << 10 | byte length of the postings
-    tails = []  # matching records after an index's end: (file, offset, length, type, terms, tf)
-    for file in files:
-        path, end = file[1], file[3]
-        fi = len(kept)
-        at = _ready(path, end, TAIL if file[5] else 0, max_record)
-        hits = len(tails)
-        if at < end:
-            _tail(fi, path, at, end, qh, max_record, tails, df, stats)
-        found = len(bpos)
-        if at:
-            _blocks(path, at, qh, fi, df, stats, bfile, bpos, nmatch, mpos, mterm)
-        if len(tails) > hits or len(bpos) > found:
-            kept.append(file)
-    if not stats[0]:
-        return []
-    avg = stats[1] / stats[0]
-    idf = [math.log(1 + (stats[0] - d + 0.5) / (d + 0.5)) for d in df]
-
-    def bm25(tf, dl):
-        norm = K1 * (1 - B + B * dl / avg)
-        s = 0.0
-        for i, c in enumerate(tf):
-            if c:
-                s += idf[i] * c * (K1 + 1) / (c + norm)
-        return s
-
-    top = _Top(4 * limit)
-    m = 0
-    for j in range(len(bpos)):
-        fi = bfile[j]
-        pos = bpos[j]
-        tfs = {}
-        with open(kept[fi][1] + fmt_.TIX, "rb") as f:
-            f.seek(pos)
-            b = tix.Block(f.read(tix.BH), pos)
-            dls = b.head(f)[0]
-            for _ in range(nmatch[j]):
-                f.seek(mpos[m])
-                i = mterm[m] >> 10
-                for o, c in tix.postings(f.read(mterm[m] & 1023)):
-                    t = tfs.get(o)
-                    if t is None:
-                        t = tfs[o] = [0] * nq
-                    t[i] = c
-                m += 1
-        for o, t in tfs.items():
-            if o < b.n:
-                top.push((round(bm25(t, tix.unquant(dls[o])), 4), _order(kept[fi], b.start + o),
-                          fi, pos, o))
-    for fi, off, ln, k, dl, tf in tails:
-        top.push((round(bm25(tf, dl), 4), _order(kept[fi], off), fi, -1, (off, ln, k)))
-    return _verify(kept, top.items, qh, bm25, limit, max_chars, max_record)
-
-
-def _blocks(path, at, qh, fi, df, stats, bfile, bpos, nmatch, mpos, mterm):
-    # The first pass over one index: statistics, and where the query's terms are.
-    with open(path + fmt_.TIX, "rb") as f:
-        pos = tix.HDR
-        while True:
-            f.seek(pos)
-            raw = f.read(tix.BH)
-            if len(raw) < tix.BH:
-                return
-            b = tix.Block(raw, pos)
-            if not b.ok or b.end > at:
-                return
-            stats[0] += b.n
-            stats[1] += b.sumdl
-            d = b.head(f)[1]
-            k = 0
-            for i, h in enumerate(qh):
-                got = b.find(f, d, h)
-                if got is not None:
-                    df[i] += got[2]
-                    mpos.append(got[0])
-                    mterm.append(i << 10 | got[1])
-                    k += 1
-            if k:
-                bfile.append(fi)
-                bpos.append(pos)
-                nmatch.append(k)
-            pos = b.next()
-
-
 def _order(file, off):
     # Recency, the tie-breaker: a newer file first (the log after its archive), then the
     # later record in it.
     return file[4] * (1 << 24) + off
-
-
-def _ready(path, end, tail, max_record):
-    """Where the index of `path` ends (0: none); indexed first when more than `tail` bytes
-    wait, or when it no longer matches the file."""
-    with open(path, "rb") as f:
-        at = indexer.covered(path, end, f)
-    if at < 0 or end - at > tail:
-        at = indexer.update(path, max_record, end)
-    return at
-
-
-def _tail(fi, path, start, end, qh, max_record, tails, df, stats):
-    # Records after the index's end, scored from their text: all count in the statistics,
-    # the ones that hold a query term are kept.
-    with open(path, "rb") as f:
-        for off, ln in indexer.scan(path, start, end):
-            if not ln:
-                continue
-            k, txt = indexer.read_record(f, off, ln, max_record)
-            if not k:
-                continue
-            hs = indexer.hashes(txt)
-            tf = [min(hs.count(h), 4) for h in qh]
-            stats[0] += 1
-            stats[1] += len(hs)
-            if any(tf):
-                for i, c in enumerate(tf):
-                    df[i] += c > 0
-                tails.append((fi, off, ln, k, len(hs), tf))
-
-
-def _verify(files, cands, qh, bm25, limit, max_chars, max_record):
-    out = []
-    recs = {}  # record tables of the blocks read, by (file, position)
-    for score, order, fi, pos, o in cands:
-        sid, path, archived, end = files[fi][:4]
-        if pos >= 0:
-            key = (fi, pos)
-            table = recs.get(key)
-            if table is None:
-                with open(path + fmt_.TIX, "rb") as f:
-                    f.seek(pos)
-                    table = recs[key] = tix.Block(f.read(tix.BH), pos).records(f)
-            off, ln, k = table[o]
-        else:
-            off, ln, k = o
-        with open(path, "rb") as f:
-            got, txt = indexer.read_record(f, off, ln, max_record) if off + ln <= end else (0, "")
-        if got != k:
-            raise Stale(path)
-        hs = indexer.hashes(txt)
-        tf = [min(hs.count(h), 4) for h in qh]
-        if not any(tf):
-            continue  # a collision of two terms' bucket and key in a block
-        out.append((round(bm25(tf, len(hs)), 4), order, {
-            "session": sid, "role": indexer.ROLES[k], "text": text.clean(txt, max_chars),
-            "score": 0.0, "archived": archived, "offset": off}))
-    out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-    res = []
-    for score, _, hit in out[:limit]:
-        hit["score"] = score
-        res.append(hit)
-    return res

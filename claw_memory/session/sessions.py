@@ -115,16 +115,25 @@ class Sessions:
         if len(self._order) > _CACHE_MAX:
             old = self._order.pop(0)
             try:
-                self._flush(old, self._cache.pop(old))
+                self._flush(old, self._cache.pop(old), False)
             except OSError as e:  # harmless: its unindexed records are re-indexed on open
                 self._note("index of %s not flushed: %r" % (old, e))
 
-    def _flush(self, log, st):
-        # The index entries in RAM, then (when kept) the text index, up to the log's end.
-        from .write import flush_index, flush_text
+    def _flush(self, log, st, whole=True):
+        # The index entries in RAM, then (when kept) the text index: up to the log's end, or
+        # (`whole` False: a session leaving the cache) when write.TAIL bytes wait.
+        from .write import flush_index
         flush_index(log, st)
-        if self.search_index:
-            flush_text(log, st, self.max_record_bytes)
+        self._flush_text(log, st, whole)
+
+    def _flush_text(self, log, st, whole):
+        if not self.search_index:
+            return
+        from .write import flush_text
+        try:
+            flush_text(log, st, self.max_record_bytes, whole)
+        except Exception as e:  # noqa: BLE001 -- derived: a search indexes what it lacks
+            self._note("text index of %s not written: %r" % (log, e))
 
     def _forget(self, log):
         self._cache.pop(log, None)
@@ -167,8 +176,8 @@ class Sessions:
             self._forget(log)
             raise
         try:
-            write.after_turn(log, st, self.index_every,
-                             self.max_record_bytes if self.search_index else 0)
+            if write.after_turn(log, st, self.index_every):
+                self._flush_text(log, st, False)
             if st.log_size > self.size_limit:
                 return self._compact(log, st)
         except Exception as e:  # noqa: BLE001 -- the turn is on flash: success all the same
@@ -226,20 +235,21 @@ class Sessions:
         from . import archive
 
         if log is None:
-            try:
-                log = self.path(sid)
+            try:  # a session id, or the file name a search gave a session no chat map names
+                log = self._target(None, sid) if fmt_.is_log_name(sid) else self.path(sid)
             except ValueError:  # an id no session can have
                 return
         name = log.rsplit("/", 1)[-1]
         sid = sid or name
-        for seq, seg in archive.segments(self.dir, name, entries):
-            yield sid, seg, True, fsutil.size(seg), seq, False
+        for seq, seg, size in archive.segments(self.dir, name, entries):
+            yield sid, seg, True, size, seq, False
         st = self._cache.get(log)
         if st is not None:
             self._flushed(log)
-            yield sid, log, False, st.log_size, 1 << 20, True
-        elif fsutil.size(log) > 0:
-            yield sid, log, False, fsutil.size(log), 1 << 20, False
+            if st.log_size > 0:
+                yield sid, log, False, st.log_size, 1 << 20, True
+        else:
+            yield sid, log, False, -1, 1 << 20, False  # (a missing log is passed over)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
@@ -323,7 +333,7 @@ class Sessions:
         st = self._open(log)
         from .archive import segments
 
-        segs = [p for seq, p in segments(self.dir, log.rsplit("/", 1)[-1])]
+        segs = [p for seq, p, size in segments(self.dir, log.rsplit("/", 1)[-1])]
         return replay.page(log, st, before, limit, self.max_record_bytes, segs)
 
     def records(self, session_id=None, file=None):

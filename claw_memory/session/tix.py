@@ -30,6 +30,10 @@ _RECS = const(128)  # records a block holds at most (ordinals fit 7 bits)
 _POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
 _PROBE = const(16)
 _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count of 100)
+# A term is known in a block by 21 bits of its hash: the bucket's byte (its low 8 bits) and a
+# 13-bit tag (the next 13), 2 bytes in the block; a term absent from a block of ~1,000 terms
+# meets another's key there about once in 2,000 lookups (the caller checks the records).
+_TAG = const(0x1FFF)
 _MASK = const(0x3FFFFFFF)
 assert struct.calcsize(_BH) == BH
 
@@ -82,7 +86,7 @@ class Builder:
     `room()`, then block(end, probe) its bytes."""
 
     def __init__(self):
-        self.posts = []  # packed: bucket byte << 20 | key byte << 12 | ordinal << 4 | count
+        self.posts = []  # packed in 30 bits: bucket << 22 | tag << 9 | ordinal << 2 | count - 1
         self.recs = bytearray()  # the record table: gap, length, type per record
         self.dls = bytearray()
         self.start = self.at = -1
@@ -101,9 +105,10 @@ class Builder:
         n = len(self.dls)
         counts = {}
         for h in hashes:
-            counts[h] = counts.get(h, 0) + 1
-        for h, c in counts.items():
-            self.posts.append((h & 0xFF) << 20 | (h >> 22) << 12 | n << 4 | min(c, 15))
+            k = (h & 0xFF) << 13 | (h >> 8) & _TAG  # (terms sharing a key are one term here)
+            counts[k] = counts.get(k, 0) + 1
+        for k, c in counts.items():
+            self.posts.append(k << 9 | n << 2 | min(c, _TF_MAX) - 1)
         self.record(off, ln, kind, quant(len(hashes)))
 
     def record(self, off, ln, kind, q):
@@ -138,9 +143,9 @@ class Builder:
         distinct = 0
         last = -1
         for v in posts:
-            if v >> 12 != last:
+            if v >> 9 != last:
                 distinct += 1
-                last = v >> 12
+                last = v >> 9
         bits = 0
         while bits < 8 and (1 << bits) * 8 < distinct:
             bits += 1
@@ -152,17 +157,18 @@ class Builder:
         term = bytearray()
         for b in range(nb):
             struct.pack_into("<H", out, 2 * b, len(out) - d0)
-            while i < k and (posts[i] >> 20) >> (8 - bits) == b:
-                tag = posts[i] >> 12
+            while i < k and (posts[i] >> 22) >> (8 - bits) == b:
+                key = posts[i] >> 9
                 j = i
                 prev = -1
                 term[:] = b""
-                while j < k and posts[j] >> 12 == tag:
-                    o = (posts[j] >> 4) & 0xFF
-                    varint(term, (o - prev - 1) << 2 | min(posts[j] & 15, _TF_MAX) - 1)
+                while j < k and posts[j] >> 9 == key:
+                    o = (posts[j] >> 2) & 0x7F
+                    varint(term, (o - prev - 1) << 2 | posts[j] & 3)
                     prev = o
                     j += 1
-                out.append(tag & 0xFF)
+                out.append(key & 0xFF)
+                out.append(key >> 8 & 0x1F)
                 varint(out, len(term))
                 out += term
                 i = j
@@ -201,22 +207,22 @@ class Block:
         return self.posts + a, z - a
 
     def find(self, f, d, h):
-        """(file position, byte length, postings) of term `h`'s postings in this block, or
-        None (a term whose bucket and key another term shares finds that one's: the caller
-        checks the records it returns)."""
+        """(file position, byte length, how many, bytes) of term `h`'s postings in this
+        block, or None (a term whose bucket and key another term shares finds that one's:
+        the caller checks the records it returns)."""
         at, ln = self.bucket(d, h)
         if ln <= 0:
             return None
         f.seek(at)
         raw = f.read(ln)
-        key = h >> 22
+        key = (h >> 8) & _TAG
         i = 0
         while i < ln:
-            tag = raw[i]
-            size, j = unvarint(raw, i + 1)
+            tag = raw[i] | raw[i + 1] << 8
+            size, j = unvarint(raw, i + 2)
             if tag == key:
                 p = raw[j : j + size]
-                return at + j, size, size - _continued(p)
+                return at + j, size, size - _continued(p), p
             i = j + size
         return None
 
@@ -255,8 +261,8 @@ def refilter(raw, bits, new):
         i = d0 + a
         z += d0
         while i < z:
-            tag = raw[i]
-            size, j = unvarint(raw, i + 1)
+            tag = raw[i : i + 2]
+            size, j = unvarint(raw, i + 2)
             term[:] = b""
             prev = -1
             for o, c in postings(raw[j : j + size]):
@@ -265,7 +271,7 @@ def refilter(raw, bits, new):
                     varint(term, (o - prev - 1) << 2 | c - 1)
                     prev = o
             if term:
-                out.append(tag)
+                out += tag
                 varint(out, len(term))
                 out += term
             i = j + size

@@ -170,19 +170,18 @@ def append_turn(log, st, lines, fmt):
     st.done = st.pend_size >= 0  # the pending records are now logged: the file is stale
 
 
-def after_turn(log, st, index_every, limit=0):
+def after_turn(log, st, index_every):
     """What follows a logged turn: the pending file is stale (nothing written), and the
-    index entries reach the .idx every `index_every` turns; then, with `limit` (the record
-    bound; 0: no text index kept here), the text index when enough is left to index. A
-    failure here loses nothing (the next open removes a stale pending file and indexes the
-    log's tail; a search indexes what its text index lacks)."""
+    index entries reach the .idx every `index_every` turns (True when they did: the text
+    index may follow). A failure here loses nothing (the next open removes a stale pending
+    file and indexes the log's tail)."""
     if st.done:
         st.pend, st.pend_size = 0, -1
         st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)
-        if limit:
-            flush_text(log, st, limit, False)
+        return True
+    return False
 
 
 def flush_text(log, st, limit, force=True):

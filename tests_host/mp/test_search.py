@@ -99,7 +99,7 @@ def test_a_block_reads_back_what_was_built():
         got = blk.find(f, d, h2)
         f.seek(got[0])
         eq(tix.postings(f.read(got[1])), [(0, 1), (1, 1)], "h2")
-        eq(blk.find(f, d, 0x2F000001), None, "an absent key in a used bucket")
+        eq(blk.find(f, d, 0x2F000101), None, "an absent key in a used bucket")
         size = blk.postings_size(f)
         f.seek(blk.dir)
         posts = tix.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
@@ -117,6 +117,27 @@ def test_a_block_reads_back_what_was_built():
             f.seek(got[0])
             eq(tix.postings(f.read(got[1])), want, "refiltered %x" % h)
         eq(blk2.records(f), [(0, 40, 1), (40, 10, 4)], "new record table")
+
+
+def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
+    # A block knows a term by 21 bits of its hash: two terms of one record that share them
+    # are one posting of both counts (their records are checked when a query finds them).
+    mount("lfs2", "/flash", blocks=64)
+    b = tix.Builder()
+    same = (0x00012301, 0x2FE12301)  # bucket 0x01 and tag 0x0123 both
+    b.add(0, 20, 1, [same[0], same[1], 0x5])
+    with open("/flash/k.tix", "wb") as f:
+        f.write(tix.MAGIC + b.block(20, 0))
+    blk = tix.blocks("/flash/k.tix")[0][0]
+    with open("/flash/k.tix", "rb") as f:
+        got = blk.find(f, blk.head(f)[1], same[1])
+        eq(tix.postings(got[3]), [(0, 2)], "one posting, both counts")
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "w304 and w1109 and the kiwi")])  # (a pair that once collided)
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s.close()
+    eq(_texts(s.search("kiwi", 2, [SID])), [("user", "w304 and w1109 and the kiwi")], "indexed")
+    dev.unmount()
 
 
 def test_a_torn_or_foreign_index_is_no_index():
@@ -265,18 +286,22 @@ def test_compaction_moves_whole_turns_to_the_archive_once():
         segs = arc.segments(D, file_name(SID))
         ok(len(segs) >= 2, "%s: several compactions archived turns" % kind)
         archived = []
-        for seq, p in segs:
+        for seq, p, size in segs:
             archived += _records(p)
         logged = _records(s.path(SID))
         eq([r for r in logged if r in archived], [], kind + ": no record in both")
         users = [r for r in archived + logged if b'"role":"user"' in r]
         eq([int(u.split(b"turn ")[1].split(b":")[0]) for u in users], list(range(60)),
            kind + ": every turn's user message once, in order")
-        for seq, p in segs:
+        calls = sorted(int(r.split(b'"id":"c')[1].split(b'"')[0]) for r in archived + logged
+                       if b'"tool_calls"' in r)
+        eq(calls, list(range(60)), kind + ": no tool call deleted (the archive has the old ones)")
+        eq(len([r for r in archived + logged if r.startswith(b"[")]), 60, kind + ": nor a result")
+        for seq, p, size in segs:
             ok(_records(p)[0].startswith(b'{"role":"user"'), kind + ": a segment starts a turn")
         hit = s.search("turn 2 violin daughter", 1)[0]
         ok(hit["archived"] and hit["text"].startswith("turn 2:"), kind + ": archived turns are found")
-        eq(arc.size(D), sum(fsutil.size(p) for seq, p in segs), kind + ": the catalog's sizes")
+        eq(arc.size(D), sum(fsutil.size(p) for seq, p, size in segs), kind + ": the catalog's sizes")
         dev.unmount()
 
 

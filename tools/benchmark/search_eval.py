@@ -120,7 +120,7 @@ def archive_files(mem, sid):
     from claw_memory.session import archive
 
     log = mem.sessions.path(sid)
-    return [p for _, p in archive.segments(mem.sessions.dir, log.rsplit("/", 1)[-1])]
+    return [s[1] for s in archive.segments(mem.sessions.dir, log.rsplit("/", 1)[-1])]
 
 
 def visible_records(mem, sid):
