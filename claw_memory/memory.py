@@ -56,7 +56,8 @@ class Memory:
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
                                  session_limit, history_tokens=history_tokens, log=log,
-                                 archive_limit=archive_limit, search_index=search_index)
+                                 archive_limit=archive_limit, search_index=search_index,
+                                 clock=clock)
         self.sessions.names = lambda: self.chats.ids()  # list() gives the ids the chat maps name
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:

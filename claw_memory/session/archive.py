@@ -20,7 +20,7 @@
 import os
 
 from .. import fsutil, text
-from .._compat import const, unix_time
+from .._compat import const
 from . import format as fmt_
 
 CATALOG = fmt_.CATALOG
@@ -87,12 +87,16 @@ def segments(directory, log_name, entries=None):
             if e[4] and e[3] == log_name]
 
 
-def plan(directory, log_name, size, limit):
+def plan(directory, log_name, size, limit, now=0):
     """The catalog entries after a new segment of `size` bytes of `log_name`, with the
-    oldest ones marked dead while the live ones pass `limit`; and its number."""
+    oldest ones marked dead while the live ones pass `limit`, and those of a log that is
+    gone (ESP-Claw deleted that session: its segments are no one's); and its number."""
     entries = read(directory)
+    for e in entries:
+        if e[4] and e[3] != log_name and not fsutil.exists(directory + "/" + e[3]):
+            e[4] = False
     seq = 1 + max([e[0] for e in entries] or [0])
-    entries.append([seq, size, max(unix_time(), 0), log_name, True])
+    entries.append([seq, size, max(now, 0), log_name, True])
     total = sum(e[1] for e in entries if e[4])
     for e in entries:
         if total <= limit or e[0] == seq:

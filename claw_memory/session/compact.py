@@ -81,11 +81,12 @@ def target(limit, turn, newest_tools=0):
     return max(base, min(base + newest_tools, room))
 
 
-def compact(log, st, size_limit, note, limit, archive_limit=0):
+def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
     """Compact the session; returns its new State, or None when it was blocked instead.
     With `archive_limit`, the whole turns dropped move to a new archive segment (the live
     segments of the data root kept within that many bytes; archive.py); `limit`: the record
-    bound (records over it are indexed by their first bytes)."""
+    bound (records over it are indexed by their first bytes); `now`: the time the catalog
+    gives the segment."""
     idx = log + fmt_.IDX
     plan = _Plan(log, st)
     planned = newest_tools = older_tools = i = 0
@@ -165,7 +166,7 @@ def compact(log, st, size_limit, note, limit, archive_limit=0):
         from . import archive
 
         d, name = log.rsplit("/", 1)
-        entries, n = archive.plan(d, name, seg, archive_limit)
+        entries, n = archive.plan(d, name, seg, archive_limit, now)
         archive.write_catalog(d, entries, tmp=True)
         archive.journal(d, name, n)  # the commit point
         archive.finish(d, name, n)
@@ -230,7 +231,7 @@ def _text_indexes(log, st, plan, cut_off, arch, limit):
             out.flush()
             if arch:
                 aout.flush()
-    except ValueError:  # a damaged old index
+    except Exception:  # noqa: BLE001 -- a damaged old index: derived, made again when searched
         ok = False
     if not ok:
         fsutil.remove(log + fmt_.TIX_TMP)

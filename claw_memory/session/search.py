@@ -20,7 +20,7 @@
 import math
 from array import array
 
-from .. import text
+from .. import fsutil, text
 from .._compat import const
 from . import format as fmt_
 from . import indexer, tix
@@ -31,7 +31,7 @@ B = 0.75
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
-_POOL = const(8192)  # bytes of postings and lengths kept from the first pass
+_POOL = const(4096)  # bytes of postings and lengths kept from the first pass
 _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
@@ -53,9 +53,10 @@ def query_hashes(query):
 
 def search(files, query, limit, max_chars, max_record):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
-    archived, end, order, being written) (`end`: where the file's records end, -1: its size;
-    `order`: its place in time, larger is newer; a log being written may keep up to TAIL
-    bytes out of its index); each hit a dict: session, role, text, score, archived, offset."""
+    archived, end, order, being written, check) (`end`: where the file's records end, -1:
+    its size; `order`: its place in time, larger is newer; a log being written may keep up to
+    TAIL bytes out of its index; `check`: compare its index with it first, else trust it);
+    each hit a dict: session, role, text, score, archived, offset."""
     qh = query_hashes(query)
     if not qh:
         return []
@@ -63,8 +64,6 @@ def search(files, query, limit, max_chars, max_record):
         try:
             return _Query(qh, max_record).run(files(), limit, max_chars)
         except Stale as e:
-            from .. import fsutil
-
             fsutil.remove(e.args[0] + fmt_.TIX)
     return []
 
@@ -110,25 +109,35 @@ class _Query:
     # -- the first pass ----------------------------------------------------------------
 
     def _file(self, file):
-        path, end, tail = file[1], file[3], TAIL if file[5] else 0
+        # `check`: compare the index's last probe with the file (a log another program may
+        # have rewritten); a segment, or a log whose index this program just wrote, is
+        # trusted (a stale one shows when a candidate's record is read: Stale).
+        path, end, tail, check = file[1], file[3], TAIL if file[5] else 0, file[6]
         fi = len(self.kept)
         marks = self._mark()
+        lf = None
+        if check or end < 0:
+            try:
+                lf = open(path, "rb")
+            except OSError:  # a session the chat map names that has no turn yet
+                return
         try:
-            lf = open(path, "rb")
-        except OSError:  # a session the chat map names that has no turn yet
-            return
-        with lf:
             if end < 0:
                 end = lf.seek(0, 2)
-            at = self._blocks(path, lf, fi)
+            at = self._blocks(path, lf if check else None, fi)
             if at < 0 or end - at > tail:
                 self._undo(marks)
                 indexer.update(path, self.max_record, end)
-                at = self._blocks(path, lf, fi)
+                at = self._blocks(path, None, fi)
                 if at < 0:
                     raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
             if at < end:
+                if lf is None:
+                    lf = open(path, "rb")
                 self._tail(fi, lf, at, end)
+        finally:
+            if lf is not None:
+                lf.close()
         if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
             self.kept.append(file)
 
@@ -147,8 +156,9 @@ class _Query:
         self.pool[npool:] = b""
 
     def _blocks(self, path, lf, fi):
-        """Walk the index of `path` (its data open as `lf`): statistics and matches; where
-        the index ends, -1 when it does not match the data (nothing of it kept)."""
+        """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
+        is damaged or (with `lf`, the data open) does not match the data (nothing of it
+        kept)."""
         marks = self._mark()
         try:
             f = open(path + fmt_.TIX, "rb")
@@ -171,7 +181,7 @@ class _Query:
                 last = b
                 pos = b.next()
                 f.seek(pos)
-        if last is not None and tix.probe(lf, last.end, last.start) != last.probe:
+        if lf is not None and last is not None and tix.probe(lf, last.end, last.start) != last.probe:
             self._undo(marks)
             return -1
         return last.end if last is not None else 0
@@ -282,20 +292,26 @@ class _Query:
     def _verify(self, cands, limit, max_chars):
         out = []
         qh = self.qh
-        for fi in sorted(set(c[2] for c in cands)):
+        cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
+        i = 0
+        while i < len(cands):
+            fi = cands[i][2]
+            j = i
+            while j < len(cands) and cands[j][2] == fi:
+                j += 1
             sid, path, archived, end = self.kept[fi][:4]
-            mine = [c for c in cands if c[2] == fi]
-            tables = {}
-            if any(c[3] >= 0 for c in mine):
-                with open(path + fmt_.TIX, "rb") as f:
-                    for c in mine:
-                        if c[3] >= 0 and c[3] not in tables:
-                            f.seek(c[3])
-                            tables[c[3]] = tix.Block(f.read(tix.BH), c[3]).records(f)
+            recs = []  # (offset, length, type, score, order) of this file's candidates
+            with open(path + fmt_.TIX, "rb") if cands[j - 1][3] >= 0 else fsutil.Nothing() as f:
+                for c in cands[i:j]:
+                    if c[3] < 0:
+                        recs.append(c[4] + (c[0], c[1]))
+                        continue
+                    f.seek(c[3])
+                    rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+                    recs.append(rec + (c[0], c[1]))
             with open(path, "rb") as lf:
                 size = lf.seek(0, 2)
-                for score, order, _, pos, o in mine:
-                    off, ln, k = tables[pos][o] if pos >= 0 else o
+                for off, ln, k, score, order in recs:
                     got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
                         off + ln <= size) else (0, None)
                     if got != k:
@@ -308,6 +324,10 @@ class _Query:
                         "session": sid, "role": indexer.ROLES[k],
                         "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
                         "archived": archived, "offset": off}))
+                    if len(out) > limit:  # (only the best `limit` are kept)
+                        out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                        del out[limit:]
+            i = j
         out.sort(key=lambda r: (r[0], r[1]), reverse=True)
         res = []
         for score, _, hit in out[:limit]:

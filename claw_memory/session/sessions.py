@@ -7,7 +7,7 @@
 # time by offset.
 
 from .. import fsutil
-from .._compat import const
+from .._compat import const, unix_time
 from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
 from . import format as fmt_
 
@@ -40,7 +40,7 @@ class Sessions:
 
     def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
                  size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None,
-                 archive_limit=ARCHIVE_LIMIT, search_index=True):
+                 archive_limit=ARCHIVE_LIMIT, search_index=True, clock=unix_time):
         if max_message_chars < 1:
             raise ValueError("max_message_chars must be positive")
         if index_every < 1:
@@ -57,6 +57,7 @@ class Sessions:
         self.history_tokens = history_tokens or 0
         self.archive_limit = archive_limit
         self.search_index = bool(search_index)
+        self.clock = clock
         self._log = log
         self._cache = {}
         self._order = []
@@ -242,14 +243,14 @@ class Sessions:
         name = log.rsplit("/", 1)[-1]
         sid = sid or name
         for seq, seg, size in archive.segments(self.dir, name, entries):
-            yield sid, seg, True, size, seq, False
+            yield sid, seg, True, size, seq, False, False  # (never appended to: trusted)
         st = self._cache.get(log)
         if st is not None:
             self._flushed(log)
             if st.log_size > 0:
-                yield sid, log, False, st.log_size, 1 << 20, True
+                yield sid, log, False, st.log_size, 1 << 20, True, st.tix_end < 0
         else:
-            yield sid, log, False, -1, 1 << 20, False  # (a missing log is passed over)
+            yield sid, log, False, -1, 1 << 20, False, True  # (a missing log is passed over)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
@@ -262,7 +263,7 @@ class Sessions:
         try:
             write.clear_stale(log, st)
             new = compact_.compact(log, st, self.size_limit, self._note, self.max_record_bytes,
-                                   self.archive_limit)
+                                   self.archive_limit, self.clock())
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
             raise

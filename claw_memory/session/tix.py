@@ -30,10 +30,13 @@ _RECS = const(128)  # records a block holds at most (ordinals fit 7 bits)
 _POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
 _PROBE = const(16)
 _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count of 100)
-# A term is known in a block by 21 bits of its hash: the bucket's byte (its low 8 bits) and a
-# 13-bit tag (the next 13), 2 bytes in the block; a term absent from a block of ~1,000 terms
-# meets another's key there about once in 2,000 lookups (the caller checks the records).
-_TAG = const(0x1FFF)
+# A term is known in a block by the low 21 bits of its hash (its key): the bucket is the key's
+# top `bits` bits, the 2-byte tag holds the next 15 (at most; bit 15 of the tag marks a term
+# in one record, whose posting then follows without a length), so a block of ~200 terms
+# with 32 buckets knows a term by 20 bits: an absent one meets another's key about once in
+# 5,000 lookups (the caller checks the records it finds).
+_KEY = const(0x1FFFFF)
+_ONE = const(0x8000)
 _MASK = const(0x3FFFFFFF)
 assert struct.calcsize(_BH) == BH
 
@@ -86,7 +89,7 @@ class Builder:
     `room()`, then block(end, probe) its bytes."""
 
     def __init__(self):
-        self.posts = []  # packed in 30 bits: bucket << 22 | tag << 9 | ordinal << 2 | count - 1
+        self.posts = []  # packed in 30 bits: key << 9 | ordinal << 2 | count - 1
         self.recs = bytearray()  # the record table: gap, length, type per record
         self.dls = bytearray()
         self.start = self.at = -1
@@ -105,7 +108,7 @@ class Builder:
         n = len(self.dls)
         counts = {}
         for h in hashes:
-            k = (h & 0xFF) << 13 | (h >> 8) & _TAG  # (terms sharing a key are one term here)
+            k = h & _KEY  # (terms sharing a key are one term here)
             counts[k] = counts.get(k, 0) + 1
         for k, c in counts.items():
             self.posts.append(k << 9 | n << 2 | min(c, _TF_MAX) - 1)
@@ -115,9 +118,11 @@ class Builder:
         """The record-table entry alone (remap: the postings are copied or refiltered)."""
         if self.start < 0:
             self.start = self.at = off
-        varint(self.recs, off - self.at)
+        gap = off - self.at
+        self.recs.append(kind | (0x80 if gap else 0))  # (records are mostly back to back)
+        if gap:
+            varint(self.recs, gap)
         varint(self.recs, ln)
-        self.recs.append(kind)
         self.at = off + ln
         self.dls.append(q)
         self.sumdl += unquant(q)
@@ -155,9 +160,11 @@ class Builder:
         i = 0
         k = len(posts)
         term = bytearray()
+        shift = 21 - bits
+        mask = _tag_mask(bits)
         for b in range(nb):
             struct.pack_into("<H", out, 2 * b, len(out) - d0)
-            while i < k and (posts[i] >> 22) >> (8 - bits) == b:
+            while i < k and posts[i] >> 9 >> shift == b:
                 key = posts[i] >> 9
                 j = i
                 prev = -1
@@ -167,9 +174,11 @@ class Builder:
                     varint(term, (o - prev - 1) << 2 | posts[j] & 3)
                     prev = o
                     j += 1
-                out.append(key & 0xFF)
-                out.append(key >> 8 & 0x1F)
-                varint(out, len(term))
+                tag = key & mask | (_ONE if j - i == 1 else 0)
+                out.append(tag & 0xFF)
+                out.append(tag >> 8)
+                if j - i > 1:
+                    varint(out, len(term))
                 out += term
                 i = j
         struct.pack_into("<H", out, 2 * nb, len(out) - d0)
@@ -202,7 +211,7 @@ class Block:
 
     def bucket(self, d, h):
         """(file position, length) of the bucket of hash `h` (`d`: the directory)."""
-        b = (h & 0xFF) >> (8 - self.bits)
+        b = (h & _KEY) >> (21 - self.bits)
         a, z = struct.unpack_from("<HH", d, 2 * b)
         return self.posts + a, z - a
 
@@ -215,12 +224,12 @@ class Block:
             return None
         f.seek(at)
         raw = f.read(ln)
-        key = (h >> 8) & _TAG
+        key = h & _tag_mask(self.bits)
         i = 0
         while i < ln:
             tag = raw[i] | raw[i + 1] << 8
-            size, j = unvarint(raw, i + 2)
-            if tag == key:
+            size, j = _term(raw, i + 2, tag)
+            if tag & 0x7FFF == key:
                 p = raw[j : j + size]
                 return at + j, size, size - _continued(p), p
             i = j + size
@@ -234,13 +243,22 @@ class Block:
         pos = self.start
         i = 0
         for _ in range(self.n):
-            gap, i = unvarint(raw, i)
-            ln, i = unvarint(raw, i)
-            pos += gap
-            out.append((pos, ln, raw[i]))
-            i += 1
+            pos, ln, k, i = _entry(raw, i, pos)
+            out.append((pos, ln, k))
             pos += ln
         return out
+
+    def record(self, f, i):
+        """(offset, length, type) of record i (the table read up to it)."""
+        at = self.dir + self.postings_size(f)
+        raw = _read_at(f, at, min(self.next() - at, 11 * (i + 1)))
+        pos = self.start
+        j = 0
+        for n in range(i + 1):
+            pos, ln, k, j = _entry(raw, j, pos)
+            if n < i:
+                pos += ln
+        return pos, ln, k
 
     def postings_size(self, f):
         """Bytes of the bucket directory and postings."""
@@ -261,8 +279,8 @@ def refilter(raw, bits, new):
         i = d0 + a
         z += d0
         while i < z:
-            tag = raw[i : i + 2]
-            size, j = unvarint(raw, i + 2)
+            tag = raw[i] | raw[i + 1] << 8
+            size, j = _term(raw, i + 2, tag)
             term[:] = b""
             prev = -1
             for o, c in postings(raw[j : j + size]):
@@ -271,12 +289,44 @@ def refilter(raw, bits, new):
                     varint(term, (o - prev - 1) << 2 | c - 1)
                     prev = o
             if term:
-                out += tag
-                varint(out, len(term))
+                one = len(term) - _continued(term) == 1  # (one posting left)
+                tag = tag & 0x7FFF | (_ONE if one else 0)
+                out.append(tag & 0xFF)
+                out.append(tag >> 8)
+                if not one:
+                    varint(out, len(term))
                 out += term
             i = j + size
     struct.pack_into("<H", out, 2 * nb, len(out) - d0)
     return out
+
+
+def _entry(raw, i, pos):
+    """(offset, length, type, next i) of the record-table entry at raw[i:], the previous
+    record ending at `pos`: a type byte (bit 7: a gap follows), the gap, the length."""
+    k = raw[i]
+    i += 1
+    if k & 0x80:
+        gap, i = unvarint(raw, i)
+        pos += gap
+        k &= 0x7F
+    ln, i = unvarint(raw, i)
+    return pos, ln, k, i
+
+
+def _tag_mask(bits):
+    # The key's bits below the bucket's that a tag holds (at most 15).
+    return (1 << min(15, 21 - bits)) - 1
+
+
+def _term(raw, i, tag):
+    """(length of a term's postings, where they start) after its tag at raw[i:]."""
+    if tag & _ONE:
+        j = i
+        while raw[j] > 127:
+            j += 1
+        return j + 1 - i, i
+    return unvarint(raw, i)
 
 
 def postings(raw):

@@ -73,8 +73,8 @@ def test_lengths_keep_one_byte_and_order():
 def test_a_block_reads_back_what_was_built():
     mount("lfs2", "/flash", blocks=64)
     b = tix.Builder()
-    # hashes chosen so that two terms share a bucket and differ in key, and one term
-    # repeats in a record (its count)
+    # hashes chosen so that two terms share a bucket (the key's top bits: a block this small
+    # has one bucket) and differ in key, and one term repeats in a record (its count)
     h1, h2, h3 = 0x12345601, 0x3F000001, 0x00ABCD02
     recs = [(100, 40, 1, [h1, h2, h1]), (140, 30, 2, [h2]), (175, 10, 4, [h3, h1])]
     for off, ln, k, hs in recs:
@@ -100,6 +100,7 @@ def test_a_block_reads_back_what_was_built():
         f.seek(got[0])
         eq(tix.postings(f.read(got[1])), [(0, 1), (1, 1)], "h2")
         eq(blk.find(f, d, 0x2F000101), None, "an absent key in a used bucket")
+        eq(blk.find(f, d, h3 | 0x7FE00000)[3], blk.find(f, d, h3)[3], "bits above the key: the same")
         size = blk.postings_size(f)
         f.seek(blk.dir)
         posts = tix.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
@@ -124,7 +125,7 @@ def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
     # are one posting of both counts (their records are checked when a query finds them).
     mount("lfs2", "/flash", blocks=64)
     b = tix.Builder()
-    same = (0x00012301, 0x2FE12301)  # bucket 0x01 and tag 0x0123 both
+    same = (0x00012301, 0x2FE12301)  # the same low 21 bits: one key
     b.add(0, 20, 1, [same[0], same[1], 0x5])
     with open("/flash/k.tix", "wb") as f:
         f.write(tix.MAGIC + b.block(20, 0))

@@ -364,6 +364,67 @@ def lines(res):
     return out
 
 
+# -- the cost of a query on the unix port ----------------------------------------------------
+
+
+COST_SEEDS = (26, 27)  # two draws of the set, in chats of their own: a little over 1 MiB
+# (layout, session limit): "board", a board used for long: every turn of the two draws in
+# six sessions of its own chats, compacted at the default limit into archives; "chats", the
+# set's sessions as they are (70 in 14 chats), compacted at 24 KiB: many small files.
+COST_LAYOUTS = (("board", 153600), ("chats", 24 * 1024))
+_BOARD_CHATS = 6
+
+
+def cost_events(path, layout="chats"):
+    """Write the events of a cost run (JSON lines) to `path`: the set drawn twice, the second
+    in chats of its own (chat ids suffixed), or (`board`) all of it in six sessions; returns
+    the questions as [[text, channel, chat id]] (root questions with no chat)."""
+    qs = []
+    board = {}
+    with open(path, "w") as f:
+        for n, seed in enumerate(COST_SEEDS):
+            hs = history_set.make(seed)
+            sfx = "" if not n else "-%d" % n
+            for ev in hs["events"]:
+                if layout == "board":
+                    if ev[0] == "turn":
+                        k = board.setdefault((ev[1], ev[2] + sfx), len(board) % _BOARD_CHATS)
+                        f.write(json.dumps(["turn", "board", str(k), "chat:board:%d:default_01" % k,
+                                            ev[4]]) + "\n")
+                elif ev[0] == "command":
+                    f.write(json.dumps(["command", ev[1], ev[2] + sfx, ev[3]]) + "\n")
+                else:
+                    sid = ev[3].replace(":%s:" % ev[2], ":%s:" % (ev[2] + sfx), 1)
+                    f.write(json.dumps(["turn", ev[1], ev[2] + sfx, sid, ev[4]]) + "\n")
+            for q in hs["questions"]:
+                chat = q["chat"] if q["scope"] != "root" else None
+                if chat and layout == "board":
+                    chat = ["board", str(board.get((chat[0], chat[1] + sfx), 0))]
+                elif chat:
+                    chat = [chat[0], chat[1] + sfx]
+                qs.append([q["text"], chat[0] if chat else None, chat[1] if chat else None])
+    return qs
+
+
+def query_cost(run, bits=64):
+    """search_cost.py's figures for each layout of the cost set (64-bit: host time; 32-bit:
+    heap): {layout: figures}."""
+    out = {}
+    for layout, limit in COST_LAYOUTS:
+        tmp = tempfile.mkdtemp(prefix="claw-scost-")
+        try:
+            path = os.path.join(tmp, "events.jsonl")
+            qpath = os.path.join(tmp, "questions.json")
+            with open(qpath, "w") as f:
+                json.dump(cost_events(path, layout), f)
+            out[layout] = run.run("search_cost", {"path": path, "questions": qpath, "session_limit": limit,
+                                                  "image": os.path.join(tmp, "flash.img")},
+                                  heap="8M", bits=bits, script="search_cost.py", timeout=3600)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def main(argv=None):
     import argparse
 
