@@ -6,11 +6,14 @@
 # first `cut` bytes), to a new segment `<log>.arc<N>` with its text index `<log>.arc<N>.tix`;
 # N numbers the segments of the data root in the order they were made. The catalog
 # `sessions/archive.list` names every segment (docs/FORMAT.md): a segment it does not list
-# as live is not there. One compaction writes every new file as `.tmp` (the new log, its
-# index and text index, the segment and its text index, the catalog), then the journal
-# `sessions/.archiving` naming the log and N: its being whole is the commit point, and
-# whoever finds it finishes the renames (`settle`, on a Sessions' first use). So a turn is
-# in the log or in the archive, never in both or neither, across a power cut.
+# as live is not there. A compaction first writes the journal `sessions/.archiving` naming
+# the log and N, then the segment and its text index under their own names and every other
+# new file as `.tmp` (the new log, its index and text index, the catalog), then appends
+# `commit` to the journal: the commit point. Whoever finds the journal (`settle`, on a
+# Sessions' first use) finishes the renames after a commit, or removes what was written
+# before it. So a turn is in the log or in the archive, never in both or neither, across a
+# power cut; and no rename can lose a segment (on FAT a cut inside a rename may lose both
+# names).
 #
 # The bound: when the live segments pass `limit` bytes, the oldest are marked dead in the
 # catalog written by that compaction and then removed; a dead entry whose files are gone is
@@ -26,6 +29,7 @@ from . import format as fmt_
 CATALOG = fmt_.CATALOG
 JOURNAL = fmt_.ARCHIVING
 _HEAD = b"CARC 1\n"
+_COMMIT = b"commit\n"
 _LINE_MAX = const(160)
 
 
@@ -116,22 +120,26 @@ def write_catalog(directory, entries, tmp=False):
         fsutil.replace(path, encode(directory, entries))
 
 
-def journal(directory, log_name, seq):
-    """The commit point of a compaction into segment `seq`."""
+def begin(directory, log_name, seq):
+    """The journal of a compaction into segment `seq`: written before the segment, whose
+    file it names (a cut before `commit` leaves a segment no catalog lists: removed)."""
     fsutil.write_file(directory + "/" + JOURNAL, b"%s %d\n" % (log_name.encode(), seq))
 
 
-def finish(directory, log_name, seq):
-    """The renames of a committed compaction (those not done yet), the removal of the
-    segments it marked dead, then the journal's."""
+def commit(directory):
+    """The commit point: one line appended to the journal (FAT writes its data sector before
+    the directory entry that makes it part of the file)."""
+    fsutil.append(directory + "/" + JOURNAL, _COMMIT)
+
+
+def finish(directory, log_name):
+    """The renames of a committed compaction (those not done yet: the catalog, the log's text
+    index, index and log), the removal of the segments the catalog marks dead, then the
+    journal's. (The segment was written under its own name: no rename can lose it.)"""
     log = directory + "/" + log_name
-    seg = seg_path(directory, log_name, seq)
-    for tmp, dst in ((log + fmt_.ARC_TMP, seg), (log + fmt_.ARC_TIX_TMP, seg + fmt_.TIX),
-                     (directory + "/" + CATALOG + fmt_.TMP, directory + "/" + CATALOG),
-                     (log + fmt_.TIX + fmt_.TMP, log + fmt_.TIX),
-                     (log + fmt_.IDX_TMP, log + fmt_.IDX), (log + fmt_.TMP, log)):
-        if fsutil.exists(tmp):
-            os.rename(tmp, dst)
+    for p in (directory + "/" + CATALOG, log + fmt_.TIX, log + fmt_.IDX, log):
+        if fsutil.exists(p + fmt_.TMP):
+            os.rename(p + fmt_.TMP, p)
     remove_dead(directory)
     fsutil.remove(directory + "/" + JOURNAL)
 
@@ -146,23 +154,36 @@ def remove_dead(directory, entries=None):
 
 
 def settle(directory):
-    """Finish a compaction a power cut interrupted after its commit, or forget one cut
-    before it (its `.tmp` files are then leftovers its session removes on open). Returns
-    the log's name when one was finished."""
+    """Finish a compaction a power cut interrupted after its commit, or undo one cut before
+    it (its segment and `.tmp` files removed); then a catalog cut inside FAT's remove-then-
+    rename is taken from its whole `.tmp`. Returns the log's name when one was finished."""
     path = directory + "/" + JOURNAL
-    if fsutil.size(path) < 0:
-        return None
-    with open(path, "rb") as f:
-        raw = f.read(_LINE_MAX)
-    parts = raw[:-1].split(b" ") if raw.endswith(b"\n") else ()
-    if len(parts) == 2 and parts[1].isdigit():
-        name = text.clean(parts[0])
-        if fmt_.is_log_name(name):
-            finish(directory, name, int(parts[1]))
-            return name
-    fsutil.remove(directory + "/" + CATALOG + fmt_.TMP)
-    fsutil.remove(path)
-    return None
+    done = None
+    if fsutil.size(path) >= 0:
+        with open(path, "rb") as f:
+            raw = f.read(_LINE_MAX + len(_COMMIT))
+        head, nl, rest = raw.partition(b"\n")
+        parts = head.split(b" ")
+        name = text.clean(parts[0]) if len(parts) == 2 and parts[1].isdigit() else ""
+        if nl and fmt_.is_log_name(name):
+            if rest == _COMMIT:
+                finish(directory, name)
+                done = name
+            else:
+                log = directory + "/" + name
+                seg = seg_path(directory, name, int(parts[1]))
+                for p in (seg + fmt_.TIX, seg, log + fmt_.TIX_TMP, log + fmt_.IDX_TMP,
+                          log + fmt_.TMP, directory + "/" + CATALOG + fmt_.TMP):
+                    fsutil.remove(p)
+        fsutil.remove(path)
+    fsutil.recover([directory + "/" + CATALOG], valid=_whole)
+    return done
+
+
+def _whole(tmp):
+    # A catalog's .tmp that was written whole: its header, and a newline at its end.
+    with open(tmp, "rb") as f:
+        return f.read(len(_HEAD)) == _HEAD and not fsutil.ends_torn(tmp)
 
 
 def drop_session(directory, log_name):

@@ -159,17 +159,25 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         out.flush()
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
-    if arch:
-        fsutil.write_tmp(log + fmt_.ARC, lambda o: _segment(o, log, st, plan, cut_off))
-    tix_ok = indexed and _text_indexes(log, st, plan, cut_off, arch, limit)
+    segment = None
     if arch:
         from . import archive
 
         d, name = log.rsplit("/", 1)
         entries, n = archive.plan(d, name, seg, archive_limit, now)
+        archive.begin(d, name, n)
+        segment = archive.seg_path(d, name, n)
+        out = fsutil.Buffered()
+        with open(segment, "wb") as f:
+            out.f = f
+            _segment(out, log, st, plan, cut_off)
+            out.flush()
+        out = None
+    tix_ok = indexed and _text_indexes(log, st, plan, cut_off, segment, limit)
+    if arch:
         archive.write_catalog(d, entries, tmp=True)
-        archive.journal(d, name, n)  # the commit point
-        archive.finish(d, name, n)
+        archive.commit(d)
+        archive.finish(d, name)
         note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
     else:
         fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
@@ -210,24 +218,24 @@ def _segment(out, log, st, plan, cut_off):
                 out.copy(f, off, ln)
 
 
-def _text_indexes(log, st, plan, cut_off, arch, limit):
-    """The new log's text index as `.tix.tmp` (and, with `arch`, the archive segment's as
-    `.arc.tix.tmp`) from the old one's blocks; False when that cannot be done (they are then
+def _text_indexes(log, st, plan, cut_off, segment, limit):
+    """The new log's text index as `.tix.tmp` (and the archive segment's, when there is one,
+    as its `.tix`) from the old one's blocks; False when that cannot be done (they are then
     indexed again when next searched)."""
     from . import indexer, tix
 
+    arch = segment is not None
     aout = fsutil.Buffered() if arch else None
     try:
         with open(log + fmt_.TIX_TMP, "wb") as f, (
-                open(log + fmt_.ARC_TIX_TMP, "wb") if arch else fsutil.Nothing()) as af:
+                open(segment + fmt_.TIX, "wb") if arch else fsutil.Nothing()) as af:
             out = fsutil.Buffered(f)
             out.write(tix.MAGIC)
             if arch:
                 aout.f = af
                 aout.write(tix.MAGIC)
-            ok = indexer.remap(log, log + fmt_.TMP, log + fmt_.ARC_TMP if arch else None,
-                               _moves(log, st, plan, cut_off, arch), cut_off if arch else 0,
-                               out, aout, limit)
+            ok = indexer.remap(log, log + fmt_.TMP, segment, _moves(log, st, plan, cut_off, arch),
+                               cut_off if arch else 0, out, aout, limit)
             out.flush()
             if arch:
                 aout.flush()
@@ -235,5 +243,6 @@ def _text_indexes(log, st, plan, cut_off, arch, limit):
         ok = False
     if not ok:
         fsutil.remove(log + fmt_.TIX_TMP)
-        fsutil.remove(log + fmt_.ARC_TIX_TMP)
+        if arch:
+            fsutil.remove(segment + fmt_.TIX)
     return ok

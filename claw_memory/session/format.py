@@ -38,10 +38,8 @@ ARC = ".arc"  # `<log>.arc<N>`: archive segment N, turns compaction moved out of
 IDX_TMP = IDX + TMP
 PEND_TMP = PEND + TMP
 TIX_TMP = TIX + TMP
-ARC_TMP = ARC + TMP  # a segment while a compaction writes it (its N is in the journal)
-ARC_TIX_TMP = ARC + TIX + TMP
 # What interrupted rewrites leave, journal first:
-LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP, TIX_TMP, ARC_TMP, ARC_TIX_TMP)
+LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP, TIX_TMP)
 DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
 ARCHIVING = ".archiving"  # in the sessions folder: the commit of a compaction into the archive
 CATALOG = "archive.list"  # in the sessions folder: the archive segments of the data root

@@ -270,10 +270,6 @@ def settle(log):
     fsutil.recover([log, log + fmt_.IDX, log + fmt_.TIX], journal=log + fmt_.COMMIT,
                    valid=fmt_.whole_index)
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
-    # A compaction's archive files never committed (a committed one is finished first, by
-    # archive.settle, when the Sessions starts):
-    fsutil.remove(log + fmt_.ARC_TMP)
-    fsutil.remove(log + fmt_.ARC_TIX_TMP)
 
 
 def open_state(log, limit, note, deep=False):

@@ -386,7 +386,8 @@ class Sessions:
         if self._settled:
             return
         self._settled = True
-        if fsutil.size(self.dir + "/" + fmt_.ARCHIVING) >= 0:
+        if fsutil.size(self.dir + "/" + fmt_.ARCHIVING) >= 0 or fsutil.exists(
+                self.dir + "/" + fmt_.CATALOG + fmt_.TMP):
             from . import archive
 
             name = archive.settle(self.dir)
