@@ -17,11 +17,11 @@ from .rank import Terms
 from .table import Table, lowest
 
 
-def _groups(path, tab):
-    """Duplicate groups among the active slots (same dedupe key), in file order, as two
-    arrays: each group's first slot, and each slot's group (-1: none). Keys are compared by
-    hash and, where two match, exactly (read from the records)."""
-    live = tab.file_order()
+def _groups(path, tab, now):
+    """Duplicate groups among the active slots (same dedupe key; expired items left out), in
+    file order, as two arrays: each group's first slot, and each slot's group (-1: none).
+    Keys are compared by hash and, where two match, exactly (read from the records)."""
+    live = [i for i in tab.file_order() if not tab.expired(i, now)]
     heads = array("H")
     gid = array("h", bytes(2 * len(tab.off)))  # 0: read as "group 0" only for active slots
     for i in live:
@@ -50,7 +50,7 @@ def compact(st):
     path = st.records_path
     dsize = max(fsutil.size(st.digest_path), 0)
     counts, newest = digest.fold(st.digest_path, st.fold, dsize, tab)
-    heads, gid, live = _groups(path, tab)
+    heads, gid, live = _groups(path, tab, now)
     n = len(heads)
     acc, upd, win = array("H", bytes(2 * n)), array("I", bytes(4 * n)), array("H", heads)  # per group
     for g in range(n):
@@ -99,8 +99,10 @@ def compact(st):
                 it = f.item(tab.off[h])
                 if win[j] != h:
                     w = f.item(tab.off[win[j]])
-                    for k in ("content", "tags", "source"):
-                        it[k] = w[k]
+                    for k in ("content", "tags", "source", "expires_at", "origin", "prev", "edit"):
+                        it[k] = w[k]  # provenance goes with the content
+                if many[j]:  # a merged item stands for no one change: none can undo it
+                    it["chg"] = it["was"] = None
                 made = it["created_at"]
                 for i in live if many[j] else ():
                     if gid[i] == j and i != h:
@@ -123,4 +125,5 @@ def compact(st):
     fsutil.commit(st.journal_path, [path, st.digest_path])
     cat.drop_unused()
     terms.repack()
+    new_tab.chg = max(new_tab.chg, tab.chg)  # change numbers keep growing
     return new_tab, cat, fsutil.size(st.digest_path) - len(line), terms
