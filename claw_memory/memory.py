@@ -25,12 +25,19 @@ class Memory:
 
     `auto_recall` (FULL mode): how many of the memories most relevant to a request's message
     the Long-term Memory provider adds after the label catalog (0: ESP-Claw's prompt, the
-    catalog only)."""
+    catalog only).
+
+    `date`: when the board's clock is set, the system prompt ends with today's date (the
+    Current Date section; False: never). `timezone`: the user's time zone as text ("Europe/
+    Lisbon (UTC+0)", "UTC+2"), shown with it; one with an offset also dates memories and
+    expiries in that zone (else the board's local time). Without it, a `Time zone:` line of
+    the user profile is used."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
-                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5):
+                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5,
+                 date=True, timezone=None):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created
@@ -43,6 +50,9 @@ class Memory:
         self.mode = mode
         self.log = log
         self.auto_recall = auto_recall
+        self.clock = clock
+        self.date = date
+        self.timezone = timezone
         lay = Layout(root)
         self.layout = lay.ensure() if create else lay.check()
         if backend is None:
@@ -63,7 +73,7 @@ class Memory:
             if extract and xllm:
                 from .extract import Extraction
 
-                self.extraction = Extraction(self.store, xllm, log)
+                self.extraction = Extraction(self.store, xllm, log, zone=timezone)
         elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
             from . import lite_md
@@ -106,22 +116,27 @@ class Memory:
             Store(self.layout.memory, log=self.log).open()
 
     def providers(self):
-        """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
-        from . import providers, skills
+        """Context providers in ESP-Claw's order: profile, long-term, history, skills; then
+        (ours, with `date`) the current date, which adds nothing while the clock is not set."""
+        from . import dates, providers, skills
 
         if self.mode == FULL:
-            return [
+            out = [
                 providers.profile(self.profile, self.log),
-                providers.long_term(self.store, self.log, self.auto_recall),
+                providers.long_term(self.store, self.log, self.auto_recall, dates.offset_of(self.timezone)),
                 providers.history(self.sessions, self.backend, self.log),
                 providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS), self.log),
             ]
-        return [
-            providers.profile(self.profile, self.log),
-            providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
-            providers.history(self.sessions, self.backend, self.log),
-            providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
-        ]
+        else:
+            out = [
+                providers.profile(self.profile, self.log),
+                providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
+                providers.history(self.sessions, self.backend, self.log),
+                providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
+            ]
+        if self.date:
+            out.append(providers.date(self.clock, self.timezone, self.profile, self.log))
+        return out
 
     def tools(self, session_command=False):
         """The tools for the LLM: memory tools (full mode) and the profile tools; with
@@ -132,12 +147,12 @@ class Memory:
                 from .memory_tools import MemoryTools
 
                 self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
-                                                 self.log)
+                                                 self.log, self.timezone)
             out += self._memory_tools.tools()
         from .chat_tools import ProfileTools, SessionTool
 
         if self._profile_tools is None:
-            self._profile_tools = ProfileTools(self.profile, self.log)
+            self._profile_tools = ProfileTools(self.profile, self.log, self.sessions.is_incognito)
         out += self._profile_tools.tools()
         if session_command:
             out.append(SessionTool(self.chats).tool())
@@ -148,8 +163,26 @@ class Memory:
         return self._memory_hooks().hooks(self.mode == FULL)
 
     def session_command(self, channel, chat_id, command):
-        """The /session command for chat front ends; returns the reply text."""
+        """The /session command for chat front ends; returns the reply text.
+        `new --incognito [name]` starts a session that writes nothing (Chats)."""
         return self.chats.command(channel, chat_id, command)
+
+    def memory_command(self, channel, chat_id, command):
+        """The /memory command for chat front ends (the text after `/memory`): `undo` takes
+        back the last change to long-term memory in the chat's current session, `why <id>`
+        says where a memory came from; returns the reply text."""
+        if self.mode != FULL:
+            return "Long-term memory is not used in LITE mode."
+        if not channel or not chat_id:
+            return "Memory command failed: missing chat context."
+        self.tools()  # the memory tools, made once
+        try:
+            return self._memory_tools.command(self.chats.session_id(channel, chat_id), command)
+        except Exception as e:  # noqa: BLE001 -- the user gets a reply, the log the cause
+            from .core import note
+
+            note(self.log, "/memory %s failed: %s" % (command, e))
+            return "Memory command failed: %s" % e
 
     def skills(self):
         from . import skills
