@@ -83,7 +83,6 @@ def from_obj(obj, raw=None):
     prev = obj.get("prev")
     out["prev"] = prev if isinstance(prev, str) and _is_id(prev) else None
     out["chg"] = provenance.change(obj.get("chg"))
-    out["was"] = provenance.change(obj.get("was"))
     if raw is not None:
         for name, key, hi in _INT_FIELDS:
             v = obj.get(name)

@@ -14,9 +14,11 @@ INCOGNITO = "This session is incognito: it changes no memory, so there is nothin
 _SHOWN = const(80)  # characters of a memory's content in a reply
 
 _REASONS = {
-    "nothing": "There is no change to long-term memory in this session to undo.",
-    "purged": ("The last change in this session (a %s) can no longer be undone: compaction has "
-               "removed the text it replaced from flash, as forgetting requires."),
+    "nothing": ("There is no change to long-term memory in this session that can still be undone: "
+                "changes can be taken back only until memory is compacted (every few changes, and "
+                "at shutdown), which also removes forgotten text from flash."),
+    "purged": ("The last change in this session (a %s) can no longer be undone: part of it is no "
+               "longer in the records."),
     "changed": ("The last change in this session (a %s) can no longer be undone: memory %s was "
                 "changed since by another session or program."),
 }
@@ -56,6 +58,10 @@ def result(r):
                                                 for i, lab in r["evicted"])
     else:
         out += ',"reason":"%s"' % r["reason"]
+        if "undone" in r:  # what the change was that cannot be undone, and the item in the way
+            out += ',"undone":"%s"' % r["undone"]
+        if "id" in r:
+            out += ',"memory_id":' + dumps(r["id"])
     return out + ',"message":%s}' % dumps(message(r))
 
 

@@ -7,9 +7,9 @@
 # time}: "origin" the request that first stored the fact (an update copies it), "edit" the
 # request that made this version. "prev" is the id an update replaced. "chg" marks the
 # change that wrote the line: {"n": its number, "of": its lines, "s": fnv1a32 hex of the
-# session id, "u": the change an undo reverts}; "was", on a version an undo made active
-# again, is the mark it had before (so that the change that made it can be undone next).
-# "expires_at": unix time (0: none).
+# session id, "u": the change an undo reverts}; a compaction drops it (a change can be undone
+# only while its own lines are in the records: store/undo.py). "expires_at": unix time (0:
+# none).
 # ESP-Claw's loader ignores them all; its compaction drops them, and then the item's origin is
 # unknown, never another's.
 
@@ -73,11 +73,10 @@ def extras(item):
     out = []
     if item.get("expires_at"):
         out.append(',"expires_at":%d' % item["expires_at"])
-    for k in ("chg", "was"):
-        c = item.get(k)
-        if c:
-            out.append(',"%s":{"n":%d,"of":%d%s%s}' % (k, c["n"], c["of"], ',"s":"%s"' % c["s"] if "s" in c else "",
-                                                      ',"u":%d' % c["u"] if "u" in c else ""))
+    c = item.get("chg")
+    if c:
+        out.append(',"chg":{"n":%d,"of":%d%s%s}' % (c["n"], c["of"], ',"s":"%s"' % c["s"] if "s" in c else "",
+                                                   ',"u":%d' % c["u"] if "u" in c else ""))
     for k in ("origin", "prev", "edit"):
         v = item.get(k)
         if v:

@@ -9,8 +9,10 @@
 # Under the unix port, from the repository root:
 #     MICROPYPATH=.frozen:. .venv/bin/micropython examples/console_agent.py [DATA_ROOT]
 #
-# Lines go to the agent; "/session new|list|switch|delete ..." manage the chat's sessions;
-# "/quit" (or the end of input) stops. Without an API key the model is OfflineLLM, which
+# Lines go to the agent; "/session new|list|switch|delete ..." manage the chat's sessions
+# ("/session new --incognito" one that writes nothing); "/memory undo" takes back the last
+# change to long-term memory, "/memory why <id>" says where a memory came from; "/quit" (or
+# the end of input) stops. Without an API key the model is OfflineLLM, which
 # stores what you ask it to remember and lists what it knows.
 import asyncio
 import json
@@ -74,6 +76,8 @@ async def main(root=None):
             break
         if line.startswith("/session"):
             print(mem.session_command(CHANNEL, CHAT, line[len("/session"):]))
+        elif line.startswith("/memory"):  # /memory undo, /memory why <memory_id>
+            print(mem.memory_command(CHANNEL, CHAT, line[len("/memory"):]))
         elif line:
             sid = mem.chats.session_id(CHANNEL, CHAT)
             print("pip>", await agent.run(Request(line, sid, CHANNEL, CHAT)))

@@ -139,17 +139,15 @@ class Batch:
         self._rows.append(("forget", memory_id, None))
         return out, True
 
-    def restore(self, tomb, was=None):
+    def restore(self, tomb):
         """Make an item active again under its id from its tombstone (an undo: store/undo.py):
-        its fields as they were, its labels referenced again; `was`: the change mark of the
-        version before the tombstone (what an undo after this one takes back)."""
+        its fields as they were, its labels referenced again."""
         st = self._st
         slot = st.tab.slot(tomb["id"])
         if slot >= 0 and st.tab.live[slot]:
             raise ValueError("memory %s is active" % tomb["id"])
         it = dict(tomb)
         it["deleted"] = False
-        it["was"] = was
         cat = st.cat
         it["summary_ids"] = [cat.ensure(lab) for lab in itm.labels(it["tags"])]
         cat.add_refs(it["summary_ids"], 1)
@@ -182,7 +180,7 @@ class Batch:
         return {"id": "", "source": src, "content": content, "tags": tags, "keywords": keywords,
                 "created_at": 0, "updated_at": 0, "access_count": 0, "deleted": False,
                 "summary_ids": [], "expires_at": 0, "origin": None, "prev": None, "edit": None,
-                "chg": None, "was": None}
+                "chg": None}
 
     def _active(self, memory_id):
         """(slot, item) of an active item; ValueError without an id, NotFound without it."""
@@ -232,7 +230,6 @@ class Batch:
         cat = self._st.cat
         tomb = dict(old)
         tomb["deleted"] = True
-        tomb["was"] = None
         tomb["updated_at"] = now
         cat.add_refs(old["summary_ids"], -1)
         cat.drop_unused()
@@ -250,7 +247,8 @@ class Batch:
         st.terms.put(slot, it)
         self._its.append((it, slot, evicted))
         tab.lines += 1
-        tab.changes += 1
+        if not self._undoes:  # (an undo does not bring a compaction nearer: store/undo.py)
+            tab.changes += 1
 
     def _encode(self):
         # The lines for good, at their final offsets: a change made in a session (and an
@@ -353,7 +351,8 @@ class Batch:
         if not lines:
             st.pend = None
             return
-        data = (b"\n" if st.torn else b"") + b"".join(lines)
+        head = b"\n" if st.torn else b""
+        data = head + b"".join(lines)
         try:
             start = fsutil.append(st.records_path, data)
         except BaseException:
@@ -372,7 +371,8 @@ class Batch:
                 st.note("memory full (%d items): %s (%s) evicted" % (st.max_active, mid, label or "-"))
             if len(st.rows) > _ROWS_MAX:
                 st.write_rows()
-            st.maybe_compact()
+            if not self._undoes:  # (an undo leaves the change before it undoable: the next change compacts)
+                st.maybe_compact(start + len(head))  # (it keeps this change: it can be undone)
         except Exception as e:  # noqa: BLE001
             st.note("memory saved; housekeeping deferred: %s" % (e,))
             st.invalidate()

@@ -108,9 +108,8 @@ class Store:
         if moved is not None:
             return {"changed": False, "reason": undo.CHANGED, "undone": what, "id": moved}
         by = None if session_id is None else {"by": "tool", "sid": session_id}
-        marks = undo.before(st.records_path, lines)
         with Batch(st, by, n) as b:
-            done = undo.revert(b, st, lines, marks)
+            done = undo.revert(b, st, lines)
         return {"changed": True, "undone": what, "items": done, "evicted": b.evicted}
 
     def why(self, memory_id, sessions_dir=None):
