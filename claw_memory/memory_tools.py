@@ -260,9 +260,13 @@ class MemoryTools:
             r = self.store.undo(request.session_id if request is not None else None)
         except Exception as e:  # noqa: BLE001
             return failed("memory_undo", e, self._log)
-        if r["changed"] and self.hooks is not None and request is not None:
-            self.hooks.mark_manual(request.id)
-            self.hooks.note_labels(request.session_id, memory_text.labels(r))
+        if r["changed"]:
+            for it, how in r["items"]:
+                if how == "forgotten" and self.extraction is not None:
+                    self.extraction.forgotten(it)  # (an answer under way must not store it again)
+            if self.hooks is not None and request is not None:
+                self.hooks.mark_manual(request.id)
+                self.hooks.note_labels(request.session_id, memory_text.labels(r))
         return True, memory_text.result(r)
 
     def command(self, session_id, command):
