@@ -158,6 +158,12 @@ class Memory:
             out.append(SessionTool(self.chats).tool())
         return out
 
+    def by(self, session_id, message, kind="tool"):
+        """Who makes a change, for the store's `by=` (FULL mode): the session and the key of
+        its user message `message` (as persisted), so that the items it stores record their
+        origin (Store.why) and the session can undo it (Store.undo)."""
+        return self._memory_hooks().by(session_id, message, kind)
+
     def hooks(self):
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
         return self._memory_hooks().hooks(self.mode == FULL)

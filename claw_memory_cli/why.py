@@ -20,11 +20,13 @@ def register(sub, root_args, with_copy):
             if mem.store is None:
                 raise CliError("%s is a LITE data root: it has no long-term items" % where, EXIT_PROBLEMS)
             report = insp.why(args.memory_id, rows=True, mem=mem)
+            if report is None:
+                raise CliError("no memory %s in the records of %s" % (args.memory_id, where), EXIT_PROBLEMS)
             if args.json:
                 emit_json({"root": where, "why": report})
             else:
                 print("data root: %s\n%s" % (where, words(report, args.memory_id)))
-            return EXIT_OK if report is not None else EXIT_PROBLEMS
+            return EXIT_OK
 
         return with_copy(args, run)
 

@@ -43,6 +43,8 @@ class OfflineLLM:
             if "items" in result:
                 facts = [i["content"] for i in result["items"]]
                 return Reply.answer(self.backend, "I know: " + "; ".join(facts) if facts else "Nothing yet.")
+            if not result.get("ok"):  # e.g. refused in an incognito session
+                return Reply.answer(self.backend, "I could not: " + result.get("message", result.get("error", "")))
             return Reply.answer(self.backend, "Noted.")
         text = last["content"]
         low = text.lower()

@@ -58,7 +58,7 @@ def find(sessions_dir, session_id, k):
                 return visible_text(obj.get("content")), None
     if not seen:
         return None, "the session was deleted"
-    return None, "no longer on flash (compacted away)"
+    return None, "not on flash (compacted away, or never saved)"
 
 
 def scan(path, ln, h):

@@ -107,7 +107,7 @@ async def test_the_message_is_found_in_the_pending_file_gone_when_compacted_or_d
         mem.sessions.persist(sid, [(1, None, "filler question %02d %s" % (n, "x" * 60))])
         mem.sessions.persist(sid, [(2, None, "filler answer")], turn_completed=True)
     o = mem.store.why(it["id"])["origin"]
-    eq((o["text"], o["missing"]), (None, "no longer on flash (compacted away)"), "compacted away")
+    eq((o["text"], o["missing"]), (None, "not on flash (compacted away, or never saved)"), "compacted away")
     eq(o["session"], sid, "the session is still named")
     # the session deleted
     mem.session_command(*CHAT, "new other")
