@@ -41,17 +41,19 @@ def _contents(mem):
 async def test_an_expired_item_is_never_read_and_goes_first():
     clock = Clock(T)
     dev, mem = _open(clock, extract=False, timezone="UTC")
+    await _tool(mem, "memory_store", {"content": "User lives in Lyon", "tags": "city"})
+    clock.t = T + 3600  # (newer than Lyon: without expiry it would be the last to go)
     good, js = await _tool(mem, "memory_store", {"content": "User is in Paris this week", "tags": "trip",
                                                  "expires": "7d"})
     ok(good, "stored: %r" % js)
     mid = js["memory_id"]
-    eq(mem.store.get(mid)["expires_at"], T + 7 * DAY, "7 days from now")
-    await _tool(mem, "memory_store", {"content": "User lives in Lyon", "tags": "city"})
+    eq(mem.store.get(mid)["expires_at"], T + 3600 + 7 * DAY, "7 days from now")
+    clock.t = T
     good, js = await _tool(mem, "memory_recall", {"query": "where is the user"})
     trip = [i for i in js["items"] if i["id"] == mid][0]
-    eq((trip["expires"], trip["date"]), ("2026-12-18", "2026-12-12"), "recalled with its expiry day and date")
+    eq((trip["expires"], trip["date"]), ("2026-12-19", "2026-12-12"), "recalled with its expiry day and date")
     ok(len(mem.store.matches("paris")) == 1, "matched before")
-    clock.t = T + 7 * DAY  # expired
+    clock.t = T + 3600 + 7 * DAY  # expired
     eq(_contents(mem), ["User lives in Lyon"], "not listed")
     eq(mem.store.count(), 1, "not counted")
     eq(mem.store.get(mid), None, "not got")
@@ -99,12 +101,13 @@ async def test_without_a_set_clock_nothing_expires():
     good, js = await _tool(mem, "memory_store", {"content": "User's lease ends", "tags": "home", "expires": "2026-12-24"})
     mid = js["memory_id"]
     ok(mem.store.get(mid)["expires_at"] > 0, "a date is a date, clock or not")
-    clock.t = UNSET + 400 * DAY  # still before 2024: not set
-    eq(len(_contents(mem)), 2, "nothing expires while the clock is not set")
+    await _tool(mem, "memory_store", {"content": "User has a guest", "tags": "home", "expires": "2000-03-01"})
+    clock.t = UNSET + 400 * DAY  # still before 2024: not set, though past 2000-03-01
+    eq(len(_contents(mem)), 3, "nothing expires while the clock is not set")
     good, js = await _tool(mem, "memory_recall", {"summary_labels": ["trip"]})
     ok("date" not in js["items"][0], "and nothing is dated: %r" % js["items"][0])
     clock.t = T + 30 * DAY  # NTP came: 2027
-    eq(_contents(mem), ["User is away this week"], "the dated one expired once the clock was set")
+    eq(_contents(mem), ["User is away this week"], "the dated ones expired once the clock was set")
     dev.unmount()
 
 

@@ -221,3 +221,13 @@ def test_our_compaction_takes_the_origin_with_the_content_it_keeps():
     eq([i["content"] for i in items], ["User likes TEA!"], "merged: the newer content")
     eq(mem.store.why(items[0]["id"])["origin"], None, "its origin: unknown, not the older item's")
     dev.unmount()
+
+
+async def test_a_message_over_the_cut_is_found_as_the_log_holds_it():
+    dev, clock, mem = _open(extract=False, max_message_chars=100)
+    sid = mem.chats.session_id(*CHAT)
+    long = "I live in Porto. " + "and more " * 50
+    mem.sessions.persist(sid, [(1, None, long)], turn_completed=False)
+    it = mem.store.store("User lives in Porto", "city", by=mem.by(sid, long))[0]
+    eq(mem.store.why(it["id"])["origin"]["text"], long[:100], "the message as kept: cut to 100 characters")
+    dev.unmount()

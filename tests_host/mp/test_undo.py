@@ -239,3 +239,41 @@ async def test_memory_command():
     lite = claw_memory.open("/flash", "lite")
     eq(lite.memory_command("web", "local", "undo"), "Long-term memory is not used in LITE mode.", "LITE")
     dev.unmount()
+
+
+async def test_a_change_with_a_line_missing_is_not_half_undone():
+    # The new version's line is too long for ESP-Claw's reader with a change mark, the old
+    # version's tombstone is not: the undo finds one of the change's two lines and refuses.
+    dev, mem, clock, tools = _setup()
+    _, js, _ = await _run(mem, tools, "memory_store", {"content": "User likes short facts", "tags": "t"})
+    mid = js["memory_id"]
+    _, js, _ = await _run(mem, tools, "memory_update", {"memory_id": mid, "content": '"' * 250,
+                                                        "tags": '"\\' * 40, "keywords": "\\" * 120})
+    lines = _lines()
+    ok(b'"chg"' not in lines[-2] and b'"chg"' in lines[-1], "the long line went without its mark")
+    good, js, _ = await _run(mem, tools, "memory_undo", {})
+    eq((js["changed"], js["reason"], js["undone"]), (False, "purged", "forget"), "refused: %r" % js)
+    eq(len(_active(mem)), 1, "nothing changed: the new version stays, the old one stays gone")
+    dev.unmount()
+
+
+async def test_undos_do_not_bring_a_compaction_nearer():
+    # 4 counted lines, then two undos (4 more lines, not counted): no compaction comes between
+    # them, so the second undo still finds the store.
+    dev, mem, clock, tools = _setup()
+    c0 = mem.store.compactions
+    await _run(mem, tools, "memory_store", {"content": "User keeps bees", "tags": "bees"})
+    _, js, _ = await _run(mem, tools, "memory_store", {"content": "User brews mead", "tags": "mead"})
+    await _run(mem, tools, "memory_update", {"memory_id": js["memory_id"], "content": "User brews cider"})
+    eq((await _run(mem, tools, "memory_undo", {}))[1]["undone"], "update", "first")
+    eq((await _run(mem, tools, "memory_undo", {}))[1]["undone"], "store", "second")
+    eq(mem.store.compactions, c0, "no compaction")
+    eq([c for _, c in _active(mem)], ["User keeps bees"], "as after the first store")
+    again = claw_memory.open("/flash", extract=False, clock=clock).store
+    again.count()
+    eq(mem.store._st.tab.changes, again._st.tab.changes, "the count of changes in RAM is the file's")
+    eq(again._st.tab.changes, 4, "4: the undos' lines not counted")
+    dev.reboot()
+    mem = claw_memory.open("/flash", extract=False, clock=clock)
+    eq(mem.store.undo(SID)["undone"], "store", "and after a reboot, the first store too")
+    dev.unmount()
