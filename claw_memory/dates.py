@@ -17,12 +17,9 @@ DATED = const(1600000000)  # an item stamped before 2020 was dated by a clock ne
 _DAY = const(86400)
 _EXPIRY_MAX = const(3650)  # days ahead an expiry may be (ten years)
 _TZ_MAX = const(48)  # bytes of a time zone shown in the prompt
-_UNITS = {"m": 60, "h": 3600, "d": _DAY, "w": 7 * _DAY}
-_WEEKDAYS = const(("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"))
-
-
-class NoClock(ValueError):
-    """A duration given while the board's clock is not set: it cannot be dated."""
+_UNITS = "mhdw"  # a duration's unit: minutes, hours, days, weeks
+_SECONDS = (60, 3600, _DAY, 7 * _DAY)
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def clock_set(now):
@@ -129,9 +126,9 @@ def _local_start(y, m, d, offset):
 
 def expiry(value, now, offset=None):
     """The unix time a memory given `value` expires: "7d", "12h", "2w", "30m" (from `now`),
-    or a date "2026-12-24" (the end of that day) or "2026-12-24 18:00"; None for no value.
-    ValueError with a message for anything else, a time not in the future, more than ten
-    years ahead, or a relative value while the clock is not set."""
+    or a date "2026-12-24" (the end of that day) or "2026-12-24 18:00"; None for no value, 0
+    for a duration while the clock is not set (it cannot be dated). ValueError with a message
+    for anything else, a time not in the future, or more than ten years ahead."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -140,8 +137,8 @@ def expiry(value, now, offset=None):
     at = None
     if len(v) >= 2 and v[-1] in _UNITS and v[:-1].isdigit():
         if not clock_set(now):
-            raise NoClock("the board's clock is not set: a duration (%s) cannot be dated" % v)
-        at = now + int(v[:-1]) * _UNITS[v[-1]]
+            return 0
+        at = now + int(v[:-1]) * _SECONDS[_UNITS.find(v[-1])]
     elif len(v) >= 10 and v[4] == "-" and v[7] == "-":
         try:
             y, m, d = int(v[:4]), int(v[5:7]), int(v[8:10])

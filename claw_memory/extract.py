@@ -250,7 +250,7 @@ class Extraction:
                 tags = _labels_field(entry, "tags", "summary_labels")
                 keywords = _labels_field(entry, "keywords") or tags
                 source = entry.get("source")
-                try:
+                try:  # (a duration while the clock is not set: 0, none)
                     exp = dates.expiry(entry.get("expires"), now, dates.offset_of(self.zone))
                 except ValueError as e:  # the fact stands; only its expiry goes
                     self._note("extraction: expiry ignored: %s" % e)

@@ -201,11 +201,11 @@ def history(session=None, n=10, root=None, rows=False, mem=None):
 def items(root=None, limit=None, rows=False, mem=None):
     """Active long-term items, best first (none without a store), with where each came from
     ("from": session and date, or "unknown") and its expiry day ("expires", "" for none)."""
-    from . import dates, provenance
-
     store = _mem(root, mem).store
     out = []
     for it in (store.list() if store is not None else ()):
+        from . import dates, provenance  # (FULL only: a LITE board has no store, nor these)
+
         if limit is not None and len(out) >= limit:
             break
         exp = it["expires_at"]
@@ -220,10 +220,15 @@ def why(memory_id, root=None, rows=False, mem=None):
     """Where a long-term item came from (Store.why: the request that stored it, with its user
     message while that is on flash, and the updates since); `rows=True`: that report."""
     m = _mem(root, mem)
-    report = m.store.why(memory_id, m.layout.sessions) if m.store is not None else None
+    if m.store is None:
+        if rows:
+            return None
+        print("no long-term store: %s is a LITE data root" % m.layout.root)
+        return None
+    report = m.store.why(memory_id, m.layout.sessions)
     if rows:
         return report
-    from .memory_text import why as words
+    from .memory_text import why as words  # (FULL only)
 
     print(words(report, memory_id))
     return None

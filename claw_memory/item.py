@@ -5,7 +5,7 @@
 # (ESP-Claw cuts bytes), and labels keep up to 24 characters (ESP-Claw keeps 8, which turns
 # "daily_routine" into "daily_ro"; docs/DESIGN.md, deliberate differences 2 and 4).
 
-from . import jsonraw, provenance, text
+from . import jsonraw, text
 from ._compat import const, dumps
 
 CONTENT_MAX = const(255)
@@ -78,11 +78,14 @@ def from_obj(obj, raw=None):
         "summary_ids": sids,
     }
     out["expires_at"] = _int(obj.get("expires_at"))
-    out["origin"] = provenance.mark(obj.get("origin"))
-    out["edit"] = provenance.mark(obj.get("edit"))
-    prev = obj.get("prev")
-    out["prev"] = prev if isinstance(prev, str) and _is_id(prev) else None
-    out["chg"] = provenance.change(obj.get("chg"))
+    out["origin"] = out["edit"] = out["prev"] = out["chg"] = None
+    origin, edit, prev, chg = obj.get("origin"), obj.get("edit"), obj.get("prev"), obj.get("chg")
+    if origin is not None or edit is not None or chg is not None:
+        from . import provenance  # (our keys: imported when a line has them)
+
+        out["origin"], out["edit"], out["chg"] = provenance.mark(origin), provenance.mark(edit), provenance.change(chg)
+    if isinstance(prev, str) and _is_id(prev):
+        out["prev"] = prev
     if raw is not None:
         for name, key, hi in _INT_FIELDS:
             v = obj.get(name)
@@ -137,6 +140,7 @@ def check(obj, extra=()):
 
 
 ESP_LINE = const(1024)  # ESP-Claw reads records lines with fgets into 1024 bytes
+_OURS = const(("expires_at", "chg", "origin", "prev", "edit"))  # our keys (provenance.py)
 
 
 def to_json(item, labels=None, ours=True, reserve=0):
@@ -156,7 +160,9 @@ def to_json(item, labels=None, ours=True, reserve=0):
         dumps(item["summary_ids"]),
     )
     tail = "" if labels is None else ',"summary_labels":' + dumps(labels)
-    if ours:
+    if ours and any(item.get(k) for k in _OURS):
+        from . import provenance
+
         room = ESP_LINE - 2 - reserve - len((out + tail).encode())  # "}" and "\n"
         for part in provenance.extras(item):
             if room < 0 or len(part.encode()) <= room:  # (over already: ESP-Claw skips it anyway)

@@ -181,9 +181,11 @@ class Memory:
             return "Long-term memory is not used in LITE mode."
         if not channel or not chat_id:
             return "Memory command failed: missing chat context."
+        from .memory_text import command as run
+
         self.tools()  # the memory tools, made once
         try:
-            return self._memory_tools.command(self.chats.session_id(channel, chat_id), command)
+            return run(self._memory_tools, self.chats.session_id(channel, chat_id), command)
         except Exception as e:  # noqa: BLE001 -- the user gets a reply, the log the cause
             from .core import note
 

@@ -24,6 +24,20 @@ _REASONS = {
 }
 
 
+def command(tools, session_id, text):
+    """The /memory chat command (the text after `/memory`) for the memory tools `tools`
+    (memory_tools.MemoryTools) in session `session_id`: `undo` takes back the session's last
+    change, `why <memory_id>` says where a memory came from; the reply text."""
+    toks = text.split() if isinstance(text, str) else []
+    if toks == ["undo"]:
+        if tools.hooks is not None and tools.hooks.incognito(session_id):
+            return INCOGNITO
+        return message(tools.store.undo(session_id))
+    if len(toks) == 2 and toks[0] == "why":
+        return why(tools.store.why(toks[1]), toks[1])
+    return USAGE
+
+
 def _label(it):
     labels = it.get("summary_labels") or []
     return labels[0] if labels else ""

@@ -4,7 +4,6 @@
 #
 # Names, schemas and result envelopes are ESP-Claw's (§11 in docs/DESIGN.md); descriptions are ours.
 
-from . import dates, provenance
 from . import item as itm
 from ._compat import const, dumps
 from .core import MissingContent, Tool
@@ -18,7 +17,6 @@ _STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"strin
 _UPDATE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
                        '"tags":{"type":"string"},"keywords":{"type":"string"},"expires":{"type":"string"}},'
                        '"required":["memory_id"]}')
-_UNDO_SCHEMA = const('{"type":"object","properties":{}}')
 _NO_CLOCK = const(',"note":"the board\'s clock is not set: this memory does not expire"')
 _RECALL_SCHEMA = const('{"type":"object","properties":{"summary_labels":{"type":"array","items":{"type":"string"}},'
                        '"query":{"type":"string"},"limit":{"type":"integer"}}}')
@@ -69,10 +67,13 @@ def _count(v):
     return max(int(v), 0)
 
 
-def _item_json(it, offset=None):
+def _item_json(it, zone=None):
     """An item as the tools return it: ESP-Claw's fields and labels, then where it came from
     ("from": session and date; left out when unknown), its date when its clock was set, and
-    its expiry."""
+    its expiry (days in the user's time `zone`, when it names an offset)."""
+    from . import dates, provenance  # (imported when first used: as .mpy, bytecode is heap)
+
+    offset = dates.offset_of(zone)
     out = itm.to_json(it, it.get("summary_labels") or [], ours=False)[:-1]
     if it.get("origin"):
         out += ',"from":' + dumps(provenance.origin_text(it))
@@ -81,13 +82,6 @@ def _item_json(it, offset=None):
     if it.get("expires_at"):
         out += ',"expires":"%s"' % dates.day(it["expires_at"] - 1, offset)
     return out + "}"
-
-
-def _evicted_json(evicted):
-    if not evicted:
-        return ""
-    return ',"evicted":[%s]' % ",".join('{"memory_id":%s,"summary":%s}' % (dumps(i), dumps(lab))
-                                        for i, lab in evicted)
 
 
 class MemoryTools:
@@ -100,7 +94,7 @@ class MemoryTools:
         self.hooks = hooks
         self.extraction = extraction
         self._log = log
-        self.offset = dates.offset_of(zone)
+        self.zone = zone
 
     def _done(self, action, it, changed, request, extra=""):
         """The success envelope of a write; a change marks the request as written by hand and
@@ -123,12 +117,12 @@ class MemoryTools:
     def _expiry(self, v):
         """(unix time or 0, extra result text) of an `expires` argument; "never": 0. A duration
         while the clock is not set: 0, and the result says so. ValueError otherwise."""
+        from . import dates
+
         if v is None or v == "" or v == "never":
             return 0, ""
-        try:
-            return dates.expiry(v, self.store.clock(), self.offset), ""
-        except dates.NoClock:
-            return 0, _NO_CLOCK
+        at = dates.expiry(v, self.store.clock(), dates.offset_of(self.zone))
+        return (at, "") if at else (0, _NO_CLOCK)
 
     async def memory_store(self, raw, request=None):
         a = args(raw)
@@ -156,7 +150,9 @@ class MemoryTools:
         except Exception as e:  # noqa: BLE001
             return failed("memory_store", e, self._log)
         # A store at capacity evicts: said here and in the log, undone by memory_undo.
-        return self._done("memory_store", it, changed, request, _evicted_json(b.evicted) + note)
+        evicted = ',"evicted":[%s]' % ",".join('{"memory_id":%s,"summary":%s}' % (dumps(i), dumps(lab))
+                                               for i, lab in b.evicted) if b.evicted else ""
+        return self._done("memory_store", it, changed, request, evicted + note)
 
     async def memory_recall(self, raw, request=None):
         a = args(raw)
@@ -181,7 +177,7 @@ class MemoryTools:
         except Exception as e:  # noqa: BLE001
             return failed("memory_recall", e, self._log)
         # Recall changes no memory (ESP-Claw says changed: true; docs/DESIGN.md, deliberate difference 6).
-        return True, _ok("memory_recall", False, items=[_item_json(it, self.offset) for it in items])
+        return True, _ok("memory_recall", False, items=[_item_json(it, self.zone) for it in items])
 
     async def memory_list(self, raw=None, request=None):
         # The whole result stays within 16 KiB and valid JSON (ESP-Claw cut its 32 KiB
@@ -199,7 +195,7 @@ class MemoryTools:
             n = len(head)
             count = 0
             for it in self.store.list():
-                js = _item_json(it, self.offset).encode()
+                js = _item_json(it, self.zone).encode()
                 if count:
                     js = b"," + js
                 if n + len(js) + len(tail) > _LIST_MAX:
@@ -269,21 +265,6 @@ class MemoryTools:
                 self.hooks.note_labels(request.session_id, memory_text.labels(r))
         return True, memory_text.result(r)
 
-    def command(self, session_id, command):
-        """The /memory chat command (the text after `/memory`): `undo` takes back the
-        session's last change, `why <memory_id>` says where a memory came from; the reply
-        text."""
-        from . import memory_text
-
-        toks = command.split() if isinstance(command, str) else []
-        if toks == ["undo"]:
-            if self.hooks is not None and self.hooks.incognito(session_id):
-                return memory_text.INCOGNITO
-            return memory_text.message(self.store.undo(session_id))
-        if len(toks) == 2 and toks[0] == "why":
-            return memory_text.why(self.store.why(toks[1]), toks[1])
-        return memory_text.USAGE
-
     def tools(self):
         return [
             Tool("memory_store", "Save one fact about the user to long-term memory, as a short "
@@ -303,5 +284,5 @@ class MemoryTools:
                  _FORGET_SCHEMA, self.memory_forget),
             Tool("memory_undo", "Take back the last change made to long-term memory in this "
                  "session (a store, update or forget), when the user asks to undo it.",
-                 _UNDO_SCHEMA, self.memory_undo),
+                 _LIST_SCHEMA, self.memory_undo),  # (no arguments, as memory_list)
         ]

@@ -32,6 +32,9 @@ OPTIONAL = {
     ("claw_memory.memory", "claw_memory.store"): "mode='full' only (LITE: when the store is installed)",
     ("claw_memory.memory", "claw_memory.extract"): "mode='full' only",
     ("claw_memory.memory", "claw_memory.memory_tools"): "mode='full' only",
+    ("claw_memory.memory", "claw_memory.memory_text"): "mode='full' only (/memory commands)",
+    ("claw_memory.inspect", "claw_memory.provenance"): "an item's origin: a root with a store only",
+    ("claw_memory.inspect", "claw_memory.memory_text"): "why(): a root with a store only",
 }
 
 

@@ -1054,7 +1054,7 @@ MUTANTS = [
      "an incognito session can write long-term memory"),
     ("memory_tools", "            items = self.store.recall(wanted, limit if limit > 0 else 8, query, not self._hidden(request))", "            items = self.store.recall(wanted, limit if limit > 0 else 8, query)",
      "an incognito session's recall writes digest lines to flash"),
-    ("memory_tools", "        return self._done(\"memory_store\", it, changed, request, _evicted_json(b.evicted) + note)", "        return self._done(\"memory_store\", it, changed, request, note)",
+    ("memory_tools", "        return self._done(\"memory_store\", it, changed, request, evicted + note)", "        return self._done(\"memory_store\", it, changed, request, note)",
      "a store that evicts does not say so"),
     ("hooks", "        if self.extraction is None or self.incognito(request.session_id):", "        if self.extraction is None:",
      "an incognito session's messages are sent to extraction (and stored)"),

@@ -136,13 +136,13 @@ class Store:
         for k, v in enumerate(versions):
             if not v["prev"]:
                 break
-            c = _request(v["edit"], sessions_dir)
+            c = undo.request(v["edit"], sessions_dir)
             c["id"], c["replaced"] = v["id"], v["prev"]
             c["old_content"] = versions[k + 1]["content"] if k + 1 < len(versions) else None
             changes.append(c)
         top = versions[0]  # (an update copies the origin: every version has the first one's)
         return {"id": top["id"], "content": top["content"], "active": not top["deleted"],
-                "origin": _request(top["origin"], sessions_dir) if top["origin"] else None,
+                "origin": undo.request(top["origin"], sessions_dir) if top["origin"] else None,
                 "changes": changes}
 
     # -- reads ----------------------------------------------------------------------------
@@ -348,15 +348,3 @@ class Store:
             self.flush()
         return report
 
-
-def _request(mark, sessions_dir):
-    """A provenance mark as why() reports it, with the user message while it is on flash."""
-    from ..session import origin
-
-    out = {"by": mark["by"], "session": mark.get("sid"), "at": mark["at"], "text": None,
-           "missing": None}
-    if "sid" not in mark or "msg" not in mark:
-        out["missing"] = "not recorded"
-    else:
-        out["text"], out["missing"] = origin.find(sessions_dir, mark["sid"], mark["msg"])
-    return out

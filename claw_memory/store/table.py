@@ -16,7 +16,6 @@ from array import array
 from .. import item as itm
 from .. import text
 from .._compat import const
-from ..dates import expired
 
 NO_SID = const(0xFFFF)
 _H1_MASK = const(0x3FFFFFFF)  # small ints on a 32-bit chip
@@ -200,13 +199,19 @@ class Table:
 
     def expired(self, slot, now):
         """Whether the item of an active slot has expired at `now` (dates.expired)."""
-        return self.exp is not None and expired(self.exp[slot], now)
+        if self.exp is None:
+            return False
+        from ..dates import expired  # (only once an item has an expiry)
+
+        return expired(self.exp[slot], now)
 
     def current(self, clock):
         """The active slots whose items have not expired (`clock()`: now, asked only when an
         item has an expiry)."""
         if self.exp is None:
             return self.active_slots()
+        from ..dates import expired
+
         now = clock()
         return [i for i in range(self.n) if self.live[i] and not expired(self.exp[i], now)]
 

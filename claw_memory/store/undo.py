@@ -126,3 +126,17 @@ def chain(st, memory_id, limit=8):
         out.append(it)
         mid = it["prev"]
     return out
+
+
+def request(mark, sessions_dir):
+    """A provenance mark as Store.why() reports it, with the user message while it is on
+    flash (session/origin.py)."""
+    from ..session import origin
+
+    out = {"by": mark["by"], "session": mark.get("sid"), "at": mark["at"], "text": None,
+           "missing": None}
+    if "sid" not in mark or "msg" not in mark:
+        out["missing"] = "not recorded"
+    else:
+        out["text"], out["missing"] = origin.find(sessions_dir, mark["sid"], mark["msg"])
+    return out

@@ -208,5 +208,6 @@ def test_dates():
     eq(dates.expiry("2026-12-12", T - 1, 0), T + DAY, "a date: through its end")
     eq(dates.expiry("2w", T), T + 14 * DAY, "weeks")
     eq(dates.expiry(None, T), None, "none")
+    eq(dates.expiry("7d", UNSET), 0, "a duration without a set clock: cannot be dated")
     ok(not dates.expired(T, UNSET + 5), "nothing expires before the clock is set")
     ok(dates.expired(T, T) and not dates.expired(0, T + 5), "at its time; 0 never")

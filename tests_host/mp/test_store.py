@@ -326,6 +326,7 @@ def test_evictions_wait_for_a_third_of_the_lines():
     # The count is derived from the file: a reboot does not reset it.
     s = Store(M, clock=clock, max_active=20)
     eq(s.count(), 20, "reopened")
+    eq(s.compactions, 0, "the evictions' lines read back as evictions: nothing due at the reopen")
     clock.t = T0 + 24 * 60
     s.store("Capacity fact number 24", "cap,f24")
     eq(s.compactions, 1, "the 5th eviction: 10 garbage lines of 30 reach a third")
