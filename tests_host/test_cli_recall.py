@@ -101,4 +101,6 @@ def test_why_says_where_a_memory_came_from_and_leaves_the_root_alone(tmp_path, c
     assert rc == 1 and err.startswith("claw-memory: no memory mem-404 in the records of ")
     rows = insp.items(root=str(root), rows=True)
     assert rows[0]["from"].startswith("session default_01, ") and rows[0]["expires"] == ""
+    lt = [x for x in insp.stats(root=str(root), rows=True)["layers"] if x["layer"] == "long-term"][0]
+    assert (lt["records"], lt["capacity"]) == (1, 128), "how full the store is"
     assert _digest(root) == before, "why and inspect change nothing"
