@@ -22,6 +22,8 @@ _SEARCH_LIMIT = const(10)
 _HIT_CHARS = const(480)  # characters of a message's text in a memory_search hit
 _ECHO_MAX = const(64)  # characters of the model's own input echoed in an error
 _MESSAGE_MAX = const(200)
+INCOGNITO = ("This session is incognito: nothing of it is remembered or written. To keep it, the "
+             "user must switch to a normal session first (/session switch <name>).")
 
 
 def err(error, **extra):
@@ -77,11 +79,13 @@ def _name_args(raw):
 
 
 class ProfileTools:
-    """`profile_read` and `profile_update`, standing in for ESP-Claw's file tools."""
+    """`profile_read` and `profile_update`, standing in for ESP-Claw's file tools.
+    `incognito(session_id)`: whether a session may not write (profile_update is refused)."""
 
-    def __init__(self, profile, log=None):
+    def __init__(self, profile, log=None, incognito=None):
         self.profile = profile
         self._log = log
+        self._incognito = incognito
 
     async def profile_read(self, raw, request=None):
         a, name, error = _name_args(raw)
@@ -101,6 +105,9 @@ class ProfileTools:
         content = a.get("content")
         if not isinstance(content, str) or not content.strip():
             return False, err("content is required")
+        sid = getattr(request, "session_id", None)
+        if sid and self._incognito is not None and self._incognito(sid):
+            return False, err("incognito_session", message=INCOGNITO)
         try:
             changed = self.profile.write(name, content)
         except Exception as e:  # noqa: BLE001

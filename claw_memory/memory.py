@@ -30,13 +30,19 @@ class Memory:
     `archive_limit`: bytes of archived turns (the ones session compaction drops) kept
     searchable for the whole data root, oldest dropped first (0: dropped at compaction, as
     ESP-Claw). `search_index`: keep each session's text index up to date as turns are
-    persisted (False: `search` indexes what it needs when it runs)."""
+    persisted (False: `search` indexes what it needs when it runs).
+
+    `date`: when the board's clock is set, the system prompt ends with today's date (the
+    Current Date section; False: never). `timezone`: the user's time zone as text ("Europe/
+    Lisbon (UTC+0)", "UTC+2"), shown with it; one with an offset also dates memories and
+    expiries in that zone (else the board's local time). Without it, a `Time zone:` line of
+    the user profile is used."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
                  stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5,
-                 archive_limit=ARCHIVE_LIMIT, search_index=True):
+                 archive_limit=ARCHIVE_LIMIT, search_index=True, date=True, timezone=None):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created
@@ -49,6 +55,9 @@ class Memory:
         self.mode = mode
         self.log = log
         self.auto_recall = auto_recall
+        self.clock = clock
+        self.date = date
+        self.timezone = timezone
         lay = Layout(root)
         self.layout = lay.ensure() if create else lay.check()
         if backend is None:
@@ -71,7 +80,7 @@ class Memory:
             if extract and xllm:
                 from .extract import Extraction
 
-                self.extraction = Extraction(self.store, xllm, log)
+                self.extraction = Extraction(self.store, xllm, log, zone=timezone)
         elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
             from . import lite_md
@@ -114,23 +123,28 @@ class Memory:
             Store(self.layout.memory, log=self.log).open()
 
     def providers(self):
-        """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
-        from . import providers, skills
+        """Context providers in ESP-Claw's order: profile, long-term, history, skills; then
+        (ours, with `date`) the current date, which adds nothing while the clock is not set."""
+        from . import dates, providers, skills
 
         if self.mode == FULL:
-            return [
+            out = [
                 providers.profile(self.profile, self.log),
-                providers.long_term(self.store, self.log, self.auto_recall),
+                providers.long_term(self.store, self.log, self.auto_recall, dates.offset_of(self.timezone)),
                 providers.history(self.sessions, self.backend, self.log),
                 providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS,
                                   skills.HISTORY_SEARCH + skills.SEARCH_OR_RECALL), self.log),
             ]
-        return [
-            providers.profile(self.profile, self.log),
-            providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
-            providers.history(self.sessions, self.backend, self.log),
-            providers.skills((skills.PROFILE_MEMORY_OPS, skills.HISTORY_SEARCH), self.log),
-        ]
+        else:
+            out = [
+                providers.profile(self.profile, self.log),
+                providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
+                providers.history(self.sessions, self.backend, self.log),
+                providers.skills((skills.PROFILE_MEMORY_OPS, skills.HISTORY_SEARCH), self.log),
+            ]
+        if self.date:
+            out.append(providers.date(self.clock, self.timezone, self.profile, self.log))
+        return out
 
     def tools(self, session_command=False):
         """The tools for the LLM: memory tools (full mode) and the profile tools; with
@@ -141,12 +155,12 @@ class Memory:
                 from .memory_tools import MemoryTools
 
                 self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
-                                                 self.log)
+                                                 self.log, self.timezone)
             out += self._memory_tools.tools()
         from .chat_tools import ProfileTools, SearchTool, SessionTool
 
         if self._profile_tools is None:
-            self._profile_tools = ProfileTools(self.profile, self.log)
+            self._profile_tools = ProfileTools(self.profile, self.log, self.sessions.is_incognito)
         out += self._profile_tools.tools()
         out.append(SearchTool(self.sessions, self.chat_sessions, self.log).tool())
         if session_command:
@@ -183,13 +197,39 @@ class Memory:
         key = chat_key(chat[0], chat[1])
         return tuple(key + ":" + alias for alias in state[1])
 
+    def by(self, session_id, message, kind="tool"):
+        """Who makes a change, for the store's `by=` (FULL mode): the session and the key of
+        its user message `message` (as persisted), so that the items it stores record their
+        origin (Store.why) and the session can undo it (Store.undo)."""
+        return self._memory_hooks().by(session_id, message, kind)
+
     def hooks(self):
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
         return self._memory_hooks().hooks(self.mode == FULL)
 
     def session_command(self, channel, chat_id, command):
-        """The /session command for chat front ends; returns the reply text."""
+        """The /session command for chat front ends; returns the reply text.
+        `new --incognito [name]` starts a session that writes nothing (Chats)."""
         return self.chats.command(channel, chat_id, command)
+
+    def memory_command(self, channel, chat_id, command):
+        """The /memory command for chat front ends (the text after `/memory`): `undo` takes
+        back the last change to long-term memory in the chat's current session, `why <id>`
+        says where a memory came from; returns the reply text."""
+        if self.mode != FULL:
+            return "Long-term memory is not used in LITE mode."
+        if not channel or not chat_id:
+            return "Memory command failed: missing chat context."
+        from .memory_text import command as run
+
+        self.tools()  # the memory tools, made once
+        try:
+            return run(self._memory_tools, self.chats.session_id(channel, chat_id), command)
+        except Exception as e:  # noqa: BLE001 -- the user gets a reply, the log the cause
+            from .core import note
+
+            note(self.log, "/memory %s failed: %s" % (command, e))
+            return "Memory command failed: %s" % e
 
     def skills(self):
         from . import skills

@@ -16,7 +16,7 @@ import sys
 
 import claw_memory
 
-from . import deploy, doctor, recall, roots, transfer, upkeep, views
+from . import deploy, doctor, recall, roots, transfer, upkeep, views, why
 from .roots import PORT_ENV
 from .ui import EXIT_PIPE, EXIT_PROBLEMS, EXIT_USAGE, CliError
 
@@ -101,6 +101,7 @@ def build_parser():
 
     recall.register(sub, _root_args, roots.with_copy)
     recall.register_search(sub, _root_args, roots.with_copy)
+    why.register(sub, _root_args, roots.with_copy)
 
     d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
     _root_args(d)

@@ -37,8 +37,13 @@ BOARD_KIB = heap32.BOARD_KIB
 # completes most operations alone in 145 KiB, but not the long-term provider, verify, the list
 # tool or a request start, and all of them in one run need 264 KiB (MPY_KIB): more than a board
 # without PSRAM.
+# Issue 27 (provenance, undo, expiry, incognito sessions) measured against the commit before it:
+# frozen imports 19,984 -> 20,544 bytes (+560: the function objects and class dict entries of
+# the new methods; dates, provenance, memory_text are imported only when used) and the open
+# memory 52,576 -> 53,408 (+832); .mpy LITE opened 39,760 -> 40,784 (+1,024 of bytecode:
+# still under LITE_OPEN_KIB). IMPORTS_FROZEN_KIB went from 20 to 21 for those 560 bytes.
 OPEN_FROZEN_KIB = 53
-IMPORTS_FROZEN_KIB = 20
+IMPORTS_FROZEN_KIB = 21
 PEAK_FREE_KIB = 64
 LITE_OPEN_KIB = 40
 MPY_KIB = 264

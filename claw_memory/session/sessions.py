@@ -68,6 +68,7 @@ class Sessions:
         # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
         self.names = None
         self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
+        self._ram = {}  # session id -> ram.Ram of each incognito session
 
     def _note(self, msg):
         note(self._log, msg)
@@ -157,6 +158,8 @@ class Sessions:
         written; SessionBlocked: the session is blocked; OSError, MemoryError: the append
         failed). What follows a successful append (the index, the pending file's removal,
         a compaction) is retried later when it fails: the records are kept once either way."""
+        if session_id in self._ram:  # incognito: nothing reaches flash
+            return self._ram[session_id].persist(records, turn_completed, backend)
         from . import write
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
@@ -310,12 +313,16 @@ class Sessions:
         tool-result arrays flattened into tool messages, records of the other backend
         degraded to text, unpaired tool calls and results left out. [] when there is none.
         (`file`: a session by its file name; `tokens=0`: the whole history.)"""
+        if session_id in self._ram:
+            return self._ram[session_id].messages(backend)
         return self.history(session_id, backend, tokens, file).messages()
 
     def tail(self, session_id, n, backend=OPENAI, file=None):
         """The last `n` messages of the whole history, as `messages(tokens=0)` would end,
         read from the newest records only (a 150 KiB session costs what its last records do):
         for inspection. The window grows until it holds `n` messages or the whole history."""
+        if session_id in self._ram:
+            return self._ram[session_id].messages(backend)[-n:]
         h = self.history(session_id, backend, 0, file)
         want = n
         while True:
@@ -340,12 +347,16 @@ class Sessions:
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
         records (not a chat record, over the size bound) are skipped. For export and inspection."""
+        if session_id in self._ram:
+            return self._ram[session_id].records()
         from . import replay
         log = self._target(session_id, file)
         return replay.records(log, self._open(log), self.max_record_bytes)
 
     def blocked(self, session_id, file=None):
         """Whether the session is blocked (over the limit even after compaction)."""
+        if session_id in self._ram:
+            return False
         log = self._target(session_id, file)
         self._settle()  # a deletion a cut interrupted takes its block marker too
         return fsutil.exists(log + fmt_.BLOCKED)
@@ -355,7 +366,9 @@ class Sessions:
     def delete(self, session_id):
         """Remove the session's files, all or nothing across a power cut: a journal names
         the session first, and the next use of a Sessions finishes a deletion it finds.
-        True if any file existed."""
+        True if any file existed (an incognito session: its history is dropped)."""
+        if self._ram.pop(session_id, None) is not None:
+            return True
         log = self.path(session_id)
         self._forget(log)
         self._settle()
@@ -402,7 +415,19 @@ class Sessions:
 
     def stat(self, session_id):
         """{"file","bytes","records","pending","blocked"} of one session (after repair)."""
+        if session_id in self._ram:
+            return self._ram[session_id].stat()
         return self._stat(self.path(session_id))
+
+    def incognito(self, session_id, on=True):
+        """Start an incognito session (on=False: end it and drop its history): history in RAM
+        only, within the token budget, nothing written to flash (ram.py)."""
+        from .ram import start
+        start(self, self._ram, session_id, on)
+
+    def is_incognito(self, session_id):
+        """Whether the session is incognito (its history in RAM only)."""
+        return session_id in self._ram
 
     def _stat(self, log):
         st = self._open(log)

@@ -46,7 +46,7 @@ async def test_conversation_with_tools_survives_a_reboot():
     eq(first["messages"], [{"role": "user", "content": "Please remember that I like jasmine tea"}],
        "the persisted user message comes from the history provider, once")
     eq(first["tools"], ["memory_store", "memory_recall", "memory_list", "memory_update",
-                        "memory_forget", "profile_read", "profile_update", "memory_search"], "tools")
+                        "memory_forget", "memory_undo", "profile_read", "profile_update", "memory_search"], "tools")
     second = llm.calls[1]
     eq([m["role"] for m in second["messages"]], ["user", "assistant", "tool"], "tool round in context")
     ok('"ok":true' in second["messages"][2]["content"], "tool result")
@@ -233,8 +233,8 @@ def test_providers_content():
     mem = claw_memory.open("/flash")
     provs = {p.name: p for p in mem.providers()}
     eq([p.name for p in mem.providers()],
-       ["Editable Profile Memory", "Long-term Memory", "Session History", "Memory Skills"],
-       "ESP-Claw's order plus skills")
+       ["Editable Profile Memory", "Long-term Memory", "Session History", "Memory Skills", "Current Date"],
+       "ESP-Claw's order plus skills, then the date")
     for name in ("user", "soul", "identity"):
         with open(mem.profile.path(name), "w") as f:
             f.write("  \n")
