@@ -271,7 +271,7 @@ MUTANTS = [
      "the room is sized by the mean turn: one large turn evicts the dialogue"),
     ("session/compact", "    if planned > goal and older_tools:", "    if False:",
      "an older turn's large tool records are kept while the dialogue goes"),
-    ("session/compact", "                if i >= plan.newest:\n                    break\n", "",
+    ("session/compact", "                if i >= plan.newest:\n                    cut_off = off\n                    break\n", "",
      "the drop loop runs into the newest turn (counted as dropped, the session is not blocked)"),
     ("session/compact", "    if planned > size_limit:", "    if planned > goal:",
      "a session is blocked when it stays over the target, not only over the limit"),
@@ -413,14 +413,16 @@ MUTANTS = [
      "a flat tool result's length leaves out its frame's tail (Content-Length wrong)"),
 
     # -- session/replay ---------------------------------------------------------------------
-    ("session/replay", "            if msgs and used + n > _PAGE_TEXT_MAX:", "            if msgs and used + n >= _PAGE_TEXT_MAX:",
+    ("session/replay", "        if msgs and used + n > _PAGE_TEXT_MAX:", "        if msgs and used + n >= _PAGE_TEXT_MAX:",
      "a page of exactly the page byte limit loses its oldest message"),
-    ("session/replay", "                start = ordinal + 1\n                break",
-     "                start = ordinal\n                break",
+    ("session/replay", "            start = ordinal + 1\n            break",
+     "            start = ordinal\n            break",
      "next_before points one message too early (a message on two pages)"),
-    ("session/replay", "    for kind, fmt, body in pending(log, st):\n        total += kind == USER or kind == FINAL\n",
+    ("session/replay", "    for kind, fmt, body in pending(log, st):\n        if kind == USER or kind == FINAL:\n            yield None, -1, body, kind\n",
      "",
      "page total leaves out the pending turn"),
+    ("session/replay", "        for seg in segments:\n", "        for seg in segments[1:]:\n",
+     "pages do not go on into the oldest archive segment"),
 
     # -- session/sessions -------------------------------------------------------------------
     ("session/sessions", "        if st.log_size > self.size_limit:", "        if st.log_size >= self.size_limit:",
@@ -428,7 +430,7 @@ MUTANTS = [
     ("session/sessions", "                fsutil.size(log) == st.log_size\n                and ",
      "",
      "the session cache ignores a log grown by another writer"),
-    ("session/sessions", "            try:\n                flush_index(old, self._cache.pop(old))",
+    ("session/sessions", "            try:\n                self._flush(old, self._cache.pop(old), False)",
      "            try:\n                self._cache.pop(old)",
      "a session evicted from the cache loses its unflushed index entries"),
     ("session/listing", "            name = name[: -len(pend)]  # a first turn not completed yet: no log\n            if not fmt_.is_log_name(name) or fsutil.exists(directory + \"/\" + name):\n                continue\n",
@@ -459,7 +461,7 @@ MUTANTS = [
      "a failed housekeeping step after the append makes persist fail"),
     ("session/sessions", "            self._forget(log)  # the next use reopens and settles (pending, index, compaction)\n", "",
      "after a failed housekeeping step the stale cached state is used again"),
-    ("session/sessions", "    return count if off + ln == size else -1", "    return count",
+    ("session/listing", "    return count if off + ln == size else -1", "    return count",
      "list() trusts an index that ends before the log (records after it not counted)"),
 
     # -- store/load -------------------------------------------------------------------------

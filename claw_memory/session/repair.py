@@ -284,3 +284,21 @@ def open_state(log, limit, note, deep=False):
     if deep and plan.log_damage():
         rebase_pending(log, st)
     return st, plan, pend
+
+
+def verify(log, limit):
+    """Sessions.verify's report: what `repair` would do."""
+    rep = analyse(log, limit, deep=True).report()
+    rep.update(Pending(log, limit).report())
+    rep["leftovers"] = leftovers(log)
+    return rep
+
+
+def repair(log, limit, note):
+    """Sessions.repair: (the repaired State, the report of what was done)."""
+    left = leftovers(log)
+    st, plan, pend = open_state(log, limit, note, deep=True)
+    rep = plan.report()
+    rep.update(pend.report())
+    rep["leftovers"] = left
+    return st, rep

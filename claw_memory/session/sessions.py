@@ -17,7 +17,6 @@ from . import format as fmt_
 
 _CACHE_MAX = const(4)
 _DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
-_NAMED_MAX = const(4096)  # named sessions a whole-root search keeps apart from the unnamed
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
@@ -203,57 +202,13 @@ class Sessions:
             raise ValueError("limit must be 1..%d" % search.LIMIT_MAX)
         self._settle()
         try:
-            return search.search(lambda: self._files(session_ids), query, limit,
+            from .listing import search_files
+
+            return search.search(lambda: search_files(self, session_ids), query, limit,
                                  self.max_message_chars, self.max_record_bytes)
         finally:
             for st in self._cache.values():
                 st.tix_end = -1  # a search may have indexed a log
-
-    def _files(self, ids):
-        # (id, path, archived, end, order, being written) of the logs and archive segments
-        # of the sessions `ids` (None: the sessions the chat maps name, then every other log
-        # in the folder, by its file name).
-        from . import archive, listing
-
-        entries = archive.read(self.dir)
-        if ids is None:
-            names = self.names() if self.names is not None else ()
-            keys = []  # one word per named session: their files are not listed twice
-            for sid in names:
-                try:
-                    log = self.path(sid)
-                except ValueError:  # an id no session can have
-                    continue
-                if len(keys) < _NAMED_MAX:
-                    keys.append(fmt_.name_key(log))
-                yield from self._files_of(sid, log, entries)
-            keys.sort()
-            for log in listing.logs(self.dir):
-                if not listing.has(keys, fmt_.name_key(log)):
-                    yield from self._files_of(None, log, entries)
-        else:
-            for sid in ids:
-                yield from self._files_of(sid, None, entries)
-
-    def _files_of(self, sid, log, entries):
-        from . import archive
-
-        if log is None:
-            try:  # a session id, or the file name a search gave a session no chat map names
-                log = self._target(None, sid) if fmt_.is_log_name(sid) else self.path(sid)
-            except ValueError:  # an id no session can have
-                return
-        name = log.rsplit("/", 1)[-1]
-        sid = sid or name
-        for seq, seg, size in archive.segments(self.dir, name, entries):
-            yield sid, seg, True, size, seq, False, False  # (never appended to: trusted)
-        st = self._cache.get(log)
-        if st is not None:
-            self._flushed(log)
-            if st.log_size > 0:
-                yield sid, log, False, st.log_size, 1 << 20, True, st.tix_end < 0
-        else:
-            yield sid, log, False, -1, 1 << 20, False, True  # (a missing log is passed over)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
@@ -446,34 +401,13 @@ class Sessions:
         from . import listing
         return listing.rows(self)
 
-    def _peek(self, log):
-        # A session's stat without repairing it, in few file lookups (littlefs looks a name
-        # up by reading the directory: with thousands of sessions, lookups are the cost).
-        from . import pending, repair
-
-        st = self._cache.get(log)
-        if st is not None:
-            return self._stat(log)
-        size = fsutil.size(log)
-        records = _indexed(log, size)
-        if records < 0:  # the index does not end where the log does: what an open would find
-            records = repair.analyse(log, self.max_record_bytes).report()["records"]
-        pend = 0
-        if fsutil.size(log + fmt_.PEND) >= 0:
-            pend = pending.Pending(log, self.max_record_bytes).records
-        return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
-                "pending": pend, "blocked": fsutil.exists(log + fmt_.BLOCKED)}
-
     def verify(self, session_id=None, file=None):
         """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
         all counts 0, nothing rebuilt and no leftovers when the session is sound)."""
-        from . import pending, repair
+        from . import repair
         log = self._target(session_id, file)
         self._flushed(log)  # our own unindexed records are no damage
-        rep = repair.analyse(log, self.max_record_bytes, deep=True).report()
-        rep.update(pending.Pending(log, self.max_record_bytes).report())
-        rep["leftovers"] = repair.leftovers(log)
-        return rep
+        return repair.verify(log, self.max_record_bytes)
 
     def repair(self, session_id=None, file=None):
         """Check every record and repair the files: index entries dropped or added, the log
@@ -486,51 +420,14 @@ class Sessions:
         log = self._target(session_id, file)
         self._flushed(log)
         self._forget(log)
-        left = repair.leftovers(log)
-        st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note, deep=True)
+        st, rep = repair.repair(log, self.max_record_bytes, self._note)
         self._remember(log, st)
-        rep = plan.report()
-        rep.update(pend.report())
-        rep["leftovers"] = left
         return rep
 
     def restore(self, file, records, blocked=False):
         """Create a session from (type, backend, message JSON) records, written as they are
         (for import; the session must not exist). Raises ValueError for a bad record."""
-        from . import write
+        from .write import restore
         log = self._target(None, file)
-        if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
-            raise ValueError("session %s already exists" % file)
-        data = bytearray()
-        ents = bytearray(fmt_.HEADER)
-        for n, (kind, fmt, message) in enumerate(records):
-            if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
-                    or fmt not in (0, 1, 2, 3)):
-                raise ValueError("record %d: bad type or backend" % n)
-            raw = write.raw_record(n, kind, message, self.max_record_bytes)
-            ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
-            data += raw + b"\n"
-        fsutil.makedirs(self.dir)
-        fsutil.write_file(log, data)
-        fsutil.write_file(log + fmt_.IDX, ents)
-        if blocked:
-            fsutil.write_file(log + fmt_.BLOCKED, b"")
+        restore(log, records, self.max_record_bytes, blocked)
         self._forget(log)
-
-
-def _indexed(log, size):
-    """Entries of a sound index whose last record ends where the log does (nothing for an
-    open to re-index), else -1."""
-    if size <= 0:
-        return 0 if size < 0 and fsutil.size(log + fmt_.IDX) < 0 else -1
-    try:
-        with open(log + fmt_.IDX, "rb") as f:
-            head = f.read(fmt_.HDR)
-            n = f.seek(0, 2)
-            count = fmt_.entry_count(n)
-            if head != fmt_.HEADER or (n - fmt_.HDR) % fmt_.ENT or not count:
-                return -1
-            off, ln = fmt_.entry_at(f, count - 1)
-    except OSError:
-        return -1
-    return count if off + ln == size else -1

@@ -232,3 +232,24 @@ def flush_index(log, st):
     st.count += len(st.lag) // fmt_.ENT
     st.lag = bytearray()
     st.lag_turns = 0
+
+
+def restore(log, records, limit, blocked):
+    """Write a session's log and index from (type, backend, message JSON) records, as they
+    are (Sessions.restore: for import; the session must not exist)."""
+    if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
+        raise ValueError("session %s already exists" % log.rsplit("/", 1)[-1])
+    data = bytearray()
+    ents = bytearray(fmt_.HEADER)
+    for n, (kind, fmt, message) in enumerate(records):
+        if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
+                or fmt not in (0, 1, 2, 3)):
+            raise ValueError("record %d: bad type or backend" % n)
+        raw = raw_record(n, kind, message, limit)
+        ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
+        data += raw + b"\n"
+    fsutil.makedirs(log.rsplit("/", 1)[0])
+    fsutil.write_file(log, data)
+    fsutil.write_file(log + fmt_.IDX, ents)
+    if blocked:
+        fsutil.write_file(log + fmt_.BLOCKED, b"")
