@@ -125,47 +125,14 @@ class Memory:
     def providers(self):
         """Context providers in ESP-Claw's order: profile, long-term, history, skills; then
         (ours, with `date`) the current date, which adds nothing while the clock is not set."""
-        from . import dates, providers, skills
-
-        if self.mode == FULL:
-            out = [
-                providers.profile(self.profile, self.log),
-                providers.long_term(self.store, self.log, self.auto_recall, dates.offset_of(self.timezone)),
-                providers.history(self.sessions, self.backend, self.log),
-                providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS,
-                                  skills.HISTORY_SEARCH + skills.SEARCH_OR_RECALL), self.log),
-            ]
-        else:
-            out = [
-                providers.profile(self.profile, self.log),
-                providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
-                providers.history(self.sessions, self.backend, self.log),
-                providers.skills((skills.PROFILE_MEMORY_OPS, skills.HISTORY_SEARCH), self.log),
-            ]
-        if self.date:
-            out.append(providers.date(self.clock, self.timezone, self.profile, self.log))
-        return out
+        from .wiring import providers
+        return providers(self)
 
     def tools(self, session_command=False):
-        """The tools for the LLM: memory tools (full mode) and the profile tools; with
-        `session_command=True` also /session as a tool."""
-        out = []
-        if self.mode == FULL:
-            if self._memory_tools is None:
-                from .memory_tools import MemoryTools
-
-                self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
-                                                 self.log, self.timezone)
-            out += self._memory_tools.tools()
-        from .chat_tools import ProfileTools, SearchTool, SessionTool
-
-        if self._profile_tools is None:
-            self._profile_tools = ProfileTools(self.profile, self.log, self.sessions.is_incognito)
-        out += self._profile_tools.tools()
-        out.append(SearchTool(self.sessions, self.chat_sessions, self.log).tool())
-        if session_command:
-            out.append(SessionTool(self.chats).tool())
-        return out
+        """The tools for the LLM: memory tools (full mode), the profile tools and history
+        search; with `session_command=True` also /session as a tool."""
+        from .wiring import tools
+        return tools(self, session_command)
 
     def search(self, query, limit=5, chat=None, session=None):
         """Search the session history, archives included: the records that best match
@@ -174,28 +141,14 @@ class Memory:
         to max_message_chars), "score", "archived" and "offset". `session`: one session's;
         `chat`: (channel, chat_id), every session of that chat; neither: the whole data
         root. ValueError for a bad query, limit or scope."""
-        if session is not None and chat is not None:
-            raise ValueError("give session or chat, not both")
-        if session is not None:
-            ids = (session,)
-        elif chat is not None:
-            ids = self.chat_sessions(chat)
-        else:
-            ids = None
-        return self.sessions.search(query, limit, ids)
+        from .wiring import search
+        return search(self, query, limit, chat, session)
 
     def chat_sessions(self, chat):
         """The session ids of a chat, (channel, chat_id): every alias its chat map names
         (none when it has no map)."""
-        if not isinstance(chat, (tuple, list)) or len(chat) != 2:
-            raise ValueError("chat must be (channel, chat_id)")
-        from .chats import chat_key
-
-        state = self.chats.aliases(chat[0], chat[1])
-        if state is None:
-            return ()
-        key = chat_key(chat[0], chat[1])
-        return tuple(key + ":" + alias for alias in state[1])
+        from .wiring import chat_sessions
+        return chat_sessions(self, chat)
 
     def by(self, session_id, message, kind="tool"):
         """Who makes a change, for the store's `by=` (FULL mode): the session and the key of
@@ -216,20 +169,8 @@ class Memory:
         """The /memory command for chat front ends (the text after `/memory`): `undo` takes
         back the last change to long-term memory in the chat's current session, `why <id>`
         says where a memory came from; returns the reply text."""
-        if self.mode != FULL:
-            return "Long-term memory is not used in LITE mode."
-        if not channel or not chat_id:
-            return "Memory command failed: missing chat context."
-        from .memory_text import command as run
-
-        self.tools()  # the memory tools, made once
-        try:
-            return run(self._memory_tools, self.chats.session_id(channel, chat_id), command)
-        except Exception as e:  # noqa: BLE001 -- the user gets a reply, the log the cause
-            from .core import note
-
-            note(self.log, "/memory %s failed: %s" % (command, e))
-            return "Memory command failed: %s" % e
+        from .wiring import memory_command
+        return memory_command(self, channel, chat_id, command)
 
     def skills(self):
         from . import skills

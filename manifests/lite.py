@@ -25,6 +25,7 @@ package(
         "terms.py",
         "text.py",
         "wire.py",
+        "wiring.py",
         "session/__init__.py",
         "session/archive.py",
         "session/compact.py",

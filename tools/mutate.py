@@ -56,6 +56,8 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
           _MP + "test_expiry.py", _MP + "test_undo_powercut.py"]
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
+_SEARCH = [_MP + "test_search.py", _MP + "test_search_powercut.py", _MP + "test_provenance.py",
+           "tests_host/test_search_bench.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
@@ -70,6 +72,13 @@ TESTS = {
     "session/window": _STREAM,
     "store/": _STORE,
     "store/rank": [_MP + "test_recall_rank.py", _MP + "test_store_faults.py"],
+    "session/tix": _SEARCH,
+    "session/indexer": _SEARCH,
+    "session/search": _SEARCH,
+    "session/archive": _SEARCH + [_MP + "test_session_pending.py"],
+    "session/compact": _SESSION + _SEARCH,
+    "session/replay": _SESSION + [_MP + "test_search.py"],
+    "session/deletion": _SESSION + _SEARCH,
     "session/origin": _TRUST,
     "session/ram": _TRUST,
     "dates": _TRUST,

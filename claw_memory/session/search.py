@@ -51,6 +51,23 @@ def query_hashes(query):
     return out
 
 
+def run(sessions, query, limit, ids):
+    """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
+    from .listing import search_files
+
+    if not isinstance(query, str):
+        raise ValueError("query must be text")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise ValueError("limit must be 1..%d" % LIMIT_MAX)
+    sessions._settle()
+    try:
+        return search(lambda: search_files(sessions, ids), query, limit,
+                      sessions.max_message_chars, sessions.max_record_bytes)
+    finally:
+        for st in sessions._cache.values():
+            st.tix_end = -1  # a search may have indexed a log
+
+
 def search(files, query, limit, max_chars, max_record):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
     archived, end, order, being written, check) (`end`: where the file's records end, -1:

@@ -194,21 +194,8 @@ class Sessions:
         {"session","role","text","score","archived","offset"} (`offset`: in the log, or in
         the archive segment for an archived record). The pending turn is not searched.
         Raises ValueError for a query that is not text or a limit out of 1..50."""
-        from . import search
-
-        if not isinstance(query, str):
-            raise ValueError("query must be text")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.LIMIT_MAX:
-            raise ValueError("limit must be 1..%d" % search.LIMIT_MAX)
-        self._settle()
-        try:
-            from .listing import search_files
-
-            return search.search(lambda: search_files(self, session_ids), query, limit,
-                                 self.max_message_chars, self.max_record_bytes)
-        finally:
-            for st in self._cache.values():
-                st.tix_end = -1  # a search may have indexed a log
+        from .search import run
+        return run(self, query, limit, session_ids)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
