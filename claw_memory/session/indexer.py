@@ -19,6 +19,7 @@ from . import tix
 from .state import kind
 
 TEXT_MAX = const(8192)  # bytes of a record's text indexed and shown
+_CHUNK = const(1024)  # bytes of text whose terms are made at once
 _SKIP = ("id", "type", "role", "tool_call_id", "tool_use_id", "call_id", "is_error",
          "_claw_provider_state")
 ROLES = {USER: "user", FINAL: "assistant", TOOL_CALL: "assistant", TOOL_RESULTS: "tool"}
@@ -87,10 +88,53 @@ def _values(v, out, left, depth):
                 _values(x, out, left, depth + 1)
 
 
-def hashes(txt):
-    """The index hashes of a text's terms (its first TEXT_MAX bytes), repeats kept."""
+def hashes(txt, out=None):
+    """The index hashes of a text's terms (its first TEXT_MAX bytes), repeats kept, appended
+    to `out` (a list, made when None); returns it."""
+    if out is None:
+        out = []
+    for chunk in _chunks(txt):
+        for t in terms(chunk):
+            out.append(index_hash(t))
+    return out
+
+
+def counts(txt, qh):
+    """([how often each of the hashes `qh` occurs, at most 4], how many terms) in a text's
+    first TEXT_MAX bytes: what a query checks a record with, without a list of its terms."""
+    tf = [0] * len(qh)
+    n = 0
+    for chunk in _chunks(txt):
+        for t in terms(chunk):
+            n += 1
+            h = index_hash(t)
+            if h in qh:
+                i = qh.index(h)
+                tf[i] = min(tf[i] + 1, 4)
+    return tf, n
+
+
+def _chunks(txt):
+    # A text's first TEXT_MAX bytes in pieces of about _CHUNK, cut after a separator (a space,
+    # punctuation) so that no term is split (a piece with none, a long CJK run, is cut on a
+    # character boundary: one bigram less): the terms of one piece at a time are in RAM.
     b = text.to_bytes(txt) if isinstance(txt, str) else txt
-    return [index_hash(t) for t in terms(b[:TEXT_MAX])]
+    end = min(len(b), TEXT_MAX)
+    i = 0
+    while i < end:
+        j = min(i + _CHUNK, end)
+        if j < end:
+            k = j
+            while k > i and (b[k - 1] >= 128 or 48 <= b[k - 1] <= 57 or 65 <= b[k - 1] <= 90
+                             or 97 <= b[k - 1] <= 122):
+                k -= 1
+            if k > i:
+                j = k
+            else:
+                while j > i and b[j] & 0xC0 == 0x80:
+                    j -= 1
+        yield b[i:j]
+        i = j
 
 
 def read_record(f, off, ln, limit):

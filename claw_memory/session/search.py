@@ -7,7 +7,7 @@
 # terms (each term's document frequency); the postings it finds, and the lengths of the
 # blocks they are in, are kept in one byte pool (up to _POOL bytes; beyond that, where they
 # are, to be read again). The second pass scores those records from the pool, keeping the best
-# 4 x limit candidates; then their records are read, file by file, and checked: a record
+# 2 x limit + 3 candidates; then their records are read, file by file, and checked: a record
 # that holds none of the query's terms (two terms sharing a bucket and key in a block) is left
 # out; a position that holds no such record means the index is stale: it is written again
 # and the query runs again. Records after the text index of a log being written (its last
@@ -31,7 +31,7 @@ B = 0.75
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
-_POOL = const(4096)  # bytes of postings and lengths kept from the first pass
+_POOL = const(2048)  # bytes of postings and lengths kept from the first pass
 _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
@@ -93,7 +93,8 @@ class _Query:
         self.n = 0  # records in scope
         self.sumdl = 0
         self.kept = []  # the files with matches: only they are read again
-        self.pool = bytearray()
+        self.pool = bytearray(_POOL)
+        self.npool = 0  # bytes of the pool in use
         # per block with matches: its file (in kept), position, records, matches, where its
         # lengths are in the pool (or _FAR: read them again)
         self.bfile = array("H")
@@ -113,10 +114,17 @@ class _Query:
             return []
         self.avg = self.sumdl / self.n
         self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
-        return self._verify(self._score(4 * limit), limit, max_chars)
+        cands = self._score(2 * limit + 3)
+        # what the first pass kept is no longer needed: the records' reading below has its room
+        self.pool = self.bfile = self.bpos = self.bn = self.bm = self.bdl = None
+        self.mterm = self.mat = self.tails = None
+        return self._verify(cands, limit, max_chars)
+
+    def norm(self, dl):
+        return K1 * (1 - B + B * dl / self.avg)
 
     def bm25(self, tf, dl):
-        norm = K1 * (1 - B + B * dl / self.avg)
+        norm = self.norm(dl)
         s = 0.0
         for i, c in enumerate(tf):
             if c:
@@ -159,18 +167,17 @@ class _Query:
             self.kept.append(file)
 
     def _mark(self):
-        return (len(self.bpos), len(self.mat), len(self.tails), len(self.pool), self.n,
+        return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
                 self.sumdl, list(self.df))
 
     def _undo(self, marks):
         # (MicroPython's arrays and bytearrays shrink by slice assignment, not `del`)
-        nb, nm, nt, npool, self.n, self.sumdl, self.df = marks
+        nb, nm, nt, self.npool, self.n, self.sumdl, self.df = marks
         for a in (self.bfile, self.bpos, self.bn, self.bm, self.bdl):
             a[nb:] = a[:0]
         self.mterm[nm:] = self.mterm[:0]
         self.mat[nm:] = self.mat[:0]
         del self.tails[nt:]
-        self.pool[npool:] = b""
 
     def _blocks(self, path, lf, fi):
         """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
@@ -213,10 +220,9 @@ class _Query:
             if got is None:
                 continue
             self.df[i] += got[2]
-            if len(self.pool) + len(got[3]) + b.n <= _POOL:
+            if self.npool + len(got[3]) + b.n <= _POOL:
                 self.mterm.append(i << 10 | got[1])
-                self.mat.append(len(self.pool))
-                self.pool += got[3]
+                self.mat.append(self._keep(got[3]))
             else:
                 self.mterm.append(i << 10 | got[1] | _FAR)
                 self.mat.append(got[0])
@@ -226,11 +232,17 @@ class _Query:
             self.bpos.append(b.pos)
             self.bn.append(b.n)
             self.bm.append(k)
-            if len(self.pool) + b.n <= _POOL:
-                self.bdl.append(len(self.pool))
-                self.pool += dls
+            if self.npool + b.n <= _POOL:
+                self.bdl.append(self._keep(dls))
             else:
                 self.bdl.append(_FAR)
+
+    def _keep(self, raw):
+        # `raw` into the pool; where it is
+        at = self.npool
+        self.pool[at : at + len(raw)] = raw
+        self.npool = at + len(raw)
+        return at
 
     def _tail(self, fi, lf, start, end):
         # Records after the index's end, scored from their text: all count in the
@@ -241,27 +253,36 @@ class _Query:
             k, rec = indexer.read_record(lf, off, ln, self.max_record)
             if not k:
                 continue
-            hs = indexer.hashes(indexer.record_text(rec, k))
-            tf = [min(hs.count(h), 4) for h in self.qh]
+            tf, dl = indexer.counts(indexer.record_text(rec, k), self.qh)
+            rec = None
             self.n += 1
-            self.sumdl += len(hs)
+            self.sumdl += dl
             if any(tf):
                 for i, c in enumerate(tf):
                     self.df[i] += c > 0
-                self.tails.append((fi, off, ln, k, len(hs), tf))
+                self.tails.append((fi, off, ln, k, dl, tf))
 
     # -- the second pass ---------------------------------------------------------------
 
     def _score(self, k):
         top = _Top(k)
-        nq = len(self.qh)
+        acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
         m = 0
         f = None
         open_fi = -1
+        pool = memoryview(self.pool)
         try:
             for j in range(len(self.bpos)):
                 fi = self.bfile[j]
-                tfs = {}
+                n = self.bn[j]
+                if self.bdl[j] == _FAR:
+                    f, open_fi = self._reopen(f, open_fi, fi)
+                    f.seek(self.bpos[j])
+                    dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
+                else:
+                    dls = pool[self.bdl[j] : self.bdl[j] + n]
+                for o in range(n):
+                    acc[o] = 0.0
                 for _ in range(self.bm[j]):
                     v = self.mterm[m]
                     size = v & 1023
@@ -270,25 +291,21 @@ class _Query:
                         f.seek(self.mat[m])
                         raw = f.read(size)
                     else:
-                        raw = memoryview(self.pool)[self.mat[m] : self.mat[m] + size]
-                    i = (v & 0x7FFF) >> 10
-                    for o, c in tix.postings(raw):
-                        t = tfs.get(o)
-                        if t is None:
-                            t = tfs[o] = [0] * nq
-                        t[i] = c
+                        raw = pool[self.mat[m] : self.mat[m] + size]
+                    w = self.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
+                    o = -1
+                    p = 0
+                    while p < size:
+                        x, p = tix.unvarint(raw, p)
+                        o += (x >> 2) + 1
+                        if o < n:
+                            c = (x & 3) + 1
+                            acc[o] += w * c / (c + self.norm(tix.unquant(dls[o])))
                     m += 1
-                if self.bdl[j] == _FAR:
-                    f, open_fi = self._reopen(f, open_fi, fi)
-                    f.seek(self.bpos[j])
-                    dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
-                else:
-                    dls = memoryview(self.pool)[self.bdl[j] : self.bdl[j] + self.bn[j]]
                 order = _order(self.kept[fi], self.bpos[j])
-                for o, t in tfs.items():
-                    if o < self.bn[j]:
-                        top.push((round(self.bm25(t, tix.unquant(dls[o])), 4), order + o, fi,
-                                  self.bpos[j], o))
+                for o in range(n):
+                    if acc[o]:
+                        top.push((round(acc[o], 4), order + o, fi, self.bpos[j], o))
         finally:
             if f is not None:
                 f.close()
@@ -333,17 +350,19 @@ class _Query:
                         off + ln <= size) else (0, None)
                     if got != k:
                         raise Stale(path)
-                    hs = indexer.hashes(indexer.record_text(rec, k))
-                    tf = [min(hs.count(h), 4) for h in qh]
+                    tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
                     if not any(tf):
                         continue  # a collision of two terms' bucket and key in a block
-                    out.append((round(self.bm25(tf, len(hs)), 4), order, {
+                    key = (round(self.bm25(tf, dl), 4), order)
+                    if len(out) == limit and key <= out[-1][:2]:
+                        continue  # (only the best `limit` get their text made)
+                    out.append(key + ({
                         "session": sid, "role": indexer.ROLES[k],
                         "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
-                        "archived": archived, "offset": off}))
-                    if len(out) > limit:  # (only the best `limit` are kept)
-                        out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-                        del out[limit:]
+                        "archived": archived, "offset": off},))
+                    rec = None
+                    out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                    del out[limit:]
             i = j
         out.sort(key=lambda r: (r[0], r[1]), reverse=True)
         res = []

@@ -368,9 +368,10 @@ def lines(res):
 
 
 COST_SEEDS = (26, 27)  # two draws of the set, in chats of their own: a little over 1 MiB
-# (layout, session limit): "board", a board used for long: every turn of the two draws in
-# six sessions of its own chats, compacted at the default limit into archives; "chats", the
-# set's sessions as they are (70 in 14 chats), compacted at 24 KiB: many small files.
+# (layout, session limit): "board", a board used for long by one user: every turn of the two
+# draws in six sessions of one chat, compacted at the default limit into archives (the
+# memory_search tool's scope is then the whole history); "chats", the set's sessions as they
+# are (70 in 14 chats), compacted at 24 KiB: many small files.
 COST_LAYOUTS = (("board", 153600), ("chats", 24 * 1024))
 _BOARD_CHATS = 6
 
@@ -389,7 +390,7 @@ def cost_events(path, layout="chats"):
                 if layout == "board":
                     if ev[0] == "turn":
                         k = board.setdefault((ev[1], ev[2] + sfx), len(board) % _BOARD_CHATS)
-                        f.write(json.dumps(["turn", "board", str(k), "chat:board:%d:default_01" % k,
+                        f.write(json.dumps(["turn", "board", "owner", "chat:board:owner:s%d" % k,
                                             ev[4]]) + "\n")
                 elif ev[0] == "command":
                     f.write(json.dumps(["command", ev[1], ev[2] + sfx, ev[3]]) + "\n")
@@ -399,7 +400,7 @@ def cost_events(path, layout="chats"):
             for q in hs["questions"]:
                 chat = q["chat"] if q["scope"] != "root" else None
                 if chat and layout == "board":
-                    chat = ["board", str(board.get((chat[0], chat[1] + sfx), 0))]
+                    chat = ["board", "owner"]
                 elif chat:
                     chat = [chat[0], chat[1] + sfx]
                 qs.append([q["text"], chat[0] if chat else None, chat[1] if chat else None])
@@ -417,8 +418,11 @@ def query_cost(run, bits=64):
             qpath = os.path.join(tmp, "questions.json")
             with open(qpath, "w") as f:
                 json.dump(cost_events(path, layout), f)
+            host = os.path.join(tmp, "root")
+            os.mkdir(host)
             out[layout] = run.run("search_cost", {"path": path, "questions": qpath, "session_limit": limit,
-                                                  "image": os.path.join(tmp, "flash.img")},
+                                                  "image": os.path.join(tmp, "flash.img"),
+                                                  "host_dir": host},
                                   heap="8M", bits=bits, script="search_cost.py", timeout=3600)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

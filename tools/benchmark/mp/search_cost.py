@@ -42,9 +42,12 @@ def build(a):
         if ev[0] == "command":
             mem.session_command(ev[1], ev[2], ev[3])
             continue
-        if (ev[1], ev[2]) not in chats:  # its chat map (made by a /session command, or here)
-            chats.add((ev[1], ev[2]))
-            mem.chats.session_id(ev[1], ev[2])
+        if (ev[1], ev[2], ev[3]) not in chats:  # its chat map (made by /session, or here)
+            chats.add((ev[1], ev[2], ev[3]))
+            if mem.chats.session_id(ev[1], ev[2]) != ev[3]:
+                alias = ev[3].rsplit(":", 1)[1]
+                if not mem.session_command(ev[1], ev[2], "switch " + alias).startswith("Switched"):
+                    mem.session_command(ev[1], ev[2], "new " + alias)
         sid, recs = ev[3], ev[4]
         batches = [[recs[0]]] + [recs[i:i + 2] for i in range(1, len(recs) - 1, 2)] + [[recs[-1]]]
         for n, batch in enumerate(batches):
@@ -71,6 +74,40 @@ def sizes():
         elif name.endswith(".log"):
             out["logs"] += n
     return out
+
+
+def _copy_out(src, dst):
+    # The data root's files to a host folder (the unix port's own filesystem: reads in C, as
+    # a board's flash driver does them, not through the simulated device's Python).
+    for name in os.listdir(src):
+        p = src + "/" + name
+        if os.stat(p)[0] & 0x4000:
+            try:
+                os.mkdir(dst + "/" + name)
+            except OSError:
+                pass
+            _copy_out(p, dst + "/" + name)
+            continue
+        with open(p, "rb") as f, open(dst + "/" + name, "wb") as g:
+            while True:
+                b = f.read(4096)
+                if not b:
+                    break
+                g.write(b)
+
+
+def _times(mem, questions, scope):
+    times = []
+    for text, ch, cid in questions:
+        chat = (ch, cid) if scope == "chat" and ch else None
+        if scope == "chat" and not ch:
+            continue
+        gc.collect()
+        SW.start()
+        mem.search(text, 5, chat=chat)
+        times.append(SW.stop())
+    times.sort()
+    return times[len(times) // 2]
 
 
 def main(a):
@@ -109,8 +146,21 @@ def main(a):
             r = mem.search(text, 5, chat=(ch, cid) if ch else None)
             r = None
         above = max(above, m.above)
+    native = {}
+    if a.get("host_dir"):
+        for p in ("/memory", "/sessions", "/sessions/chat_map"):
+            try:
+                os.mkdir(a["host_dir"] + p)
+            except OSError:
+                pass
+        _copy_out("/flash/sessions", a["host_dir"] + "/sessions")
+        _copy_out("/flash/memory", a["host_dir"] + "/memory")
+        host = claw_memory.open(a["host_dir"], extract=False, session_limit=a["session_limit"])
+        host.search("warm up", 5)
+        native = {scope: _times(host, a["questions"], scope) for scope in ("chat", "root")}
     out(case="search_cost", turns=turns, history=sz["logs"] + sz["segments"],
-        index=sz["log_tix"] + sz["segment_tix"], sizes=sz, scopes=res, above=above, persist=st)
+        index=sz["log_tix"] + sz["segment_tix"], sizes=sz, scopes=res, above=above, persist=st,
+        native_median_us=native)
 
 
 main(json.loads(sys.argv[2]))
