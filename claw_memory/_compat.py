@@ -28,19 +28,19 @@ ENOSPC = const(28)
 
 # Ports built with a 2000 epoch (older ESP32 firmware) report time from 2000-01-01; the
 # formats store Unix seconds, as ESP-Claw's gettimeofday() does.
-_EPOCH_OFFSET = 946684800 if time.gmtime(0)[0] == 2000 else 0
+EPOCH_OFFSET = 946684800 if time.gmtime(0)[0] == 2000 else 0
 
 
 def unix_time():
     """Whole seconds since 1970-01-01 UTC."""
-    return int(time.time()) + _EPOCH_OFFSET
+    return int(time.time()) + EPOCH_OFFSET
 
 
 def local_time_str(ts):
     """`YYYY-MM-DD HH:MM:SS` in local time, `-` for 0 (ESP-Claw's MEMORY.md style)."""
     if not ts:
         return "-"
-    t = time.localtime(ts - _EPOCH_OFFSET)
+    t = time.localtime(ts - EPOCH_OFFSET)
     return "%04d-%02d-%02d %02d:%02d:%02d" % t[:6]
 
 

@@ -16,8 +16,14 @@ _PROFILE_READ_SCHEMA = const('{"type":"object","properties":{"name":{"type":"str
 _PROFILE_UPDATE_SCHEMA = const('{"type":"object","properties":{"name":{"type":"string","enum":["user","soul",'
                                '"identity"]},"content":{"type":"string"}},"required":["name","content"]}')
 _SESSION_SCHEMA = const('{"type":"object","properties":{"command":{"type":"string"}}}')
+_SEARCH_SCHEMA = const('{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer",'
+                       '"minimum":1,"maximum":10}},"required":["query"]}')
+_SEARCH_LIMIT = const(10)
+_HIT_CHARS = const(480)  # characters of a message's text in a memory_search hit
 _ECHO_MAX = const(64)  # characters of the model's own input echoed in an error
 _MESSAGE_MAX = const(200)
+INCOGNITO = ("This session is incognito: nothing of it is remembered or written. To keep it, the "
+             "user must switch to a normal session first (/session switch <name>).")
 
 
 def err(error, **extra):
@@ -73,11 +79,13 @@ def _name_args(raw):
 
 
 class ProfileTools:
-    """`profile_read` and `profile_update`, standing in for ESP-Claw's file tools."""
+    """`profile_read` and `profile_update`, standing in for ESP-Claw's file tools.
+    `incognito(session_id)`: whether a session may not write (profile_update is refused)."""
 
-    def __init__(self, profile, log=None):
+    def __init__(self, profile, log=None, incognito=None):
         self.profile = profile
         self._log = log
+        self._incognito = incognito
 
     async def profile_read(self, raw, request=None):
         a, name, error = _name_args(raw)
@@ -97,6 +105,9 @@ class ProfileTools:
         content = a.get("content")
         if not isinstance(content, str) or not content.strip():
             return False, err("content is required")
+        sid = getattr(request, "session_id", None)
+        if sid and self._incognito is not None and self._incognito(sid):
+            return False, err("incognito_session", message=INCOGNITO)
         try:
             changed = self.profile.write(name, content)
         except Exception as e:  # noqa: BLE001
@@ -111,6 +122,59 @@ class ProfileTools:
             Tool("profile_update", "Replace one profile document (user, soul or identity) with "
                  "its complete new text.", _PROFILE_UPDATE_SCHEMA, self.profile_update),
         ]
+
+
+class SearchTool:
+    """`memory_search`: the records of the current chat's sessions and their archives that
+    match a query (never another chat's: on a shared device one user must not read another's
+    conversations). `chat_sessions((channel, chat_id))` gives a chat's session ids; a request
+    without a chat searches its own session."""
+
+    def __init__(self, sessions, chat_sessions, log=None):
+        self.sessions = sessions
+        self.chat_sessions = chat_sessions
+        self._log = log
+
+    async def memory_search(self, raw, request=None):
+        a, query, error = required(raw, "query", lambda v: isinstance(v, str) and v.strip(),
+                                   "query is required")
+        if error:
+            return False, error
+        limit = a.get("limit")
+        # (a model's limit of 0, 99 or "3" gets the nearest it may have, or the default)
+        limit = max(1, min(_SEARCH_LIMIT, limit)) if (
+            isinstance(limit, int) and not isinstance(limit, bool)) else 5
+        channel = getattr(request, "channel", None)
+        chat_id = getattr(request, "chat_id", None)
+        sid = getattr(request, "session_id", None)
+        try:
+            if channel and chat_id:
+                prefix = "chat:%s:%s:" % (channel, chat_id)
+                ids = self.chat_sessions((channel, chat_id))
+            elif sid:
+                prefix = ""
+                ids = (sid,)
+            else:
+                return False, err("no_session", message="this request belongs to no session")
+            hits = self.sessions.search(query, limit, ids)
+        except Exception as e:  # noqa: BLE001 -- never into the agent loop
+            return failed("memory_search", e, self._log)
+        out = ['{"ok":true,"action":"memory_search","changed":false,"hits":[']
+        for i, h in enumerate(hits):
+            name = h["session"]
+            if prefix and name.startswith(prefix):
+                name = name[len(prefix):]
+            out.append('%s{"session":%s,"role":%s,"text":%s,"archived":%s}' % (
+                "," if i else "", dumps(name), dumps(h["role"]), dumps(text.cut(h["text"], _HIT_CHARS)),
+                "true" if h["archived"] else "false"))
+        out.append("]}")
+        return True, "".join(out)
+
+    def tool(self):
+        return Tool("memory_search", "Search what was said in this chat's conversations, its "
+                    "other sessions and archived old turns included: the messages that best "
+                    "match a few words (names, places, numbers).", _SEARCH_SCHEMA,
+                    self.memory_search)
 
 
 class SessionTool:

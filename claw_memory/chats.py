@@ -24,6 +24,7 @@ _DELETING = const(".deleting")  # beside a chat map: the alias being deleted
 USAGE = (
     "Usage:\n"
     "/session new [name]       Create and switch to a new session\n"
+    "/session new --incognito [name]  A session kept in RAM only: nothing is written\n"
     "/session list             List sessions in this chat\n"
     "/session switch <name>    Switch to an existing session\n"
     "/session delete <name>    Delete a non-current session\n"
@@ -42,6 +43,9 @@ STORAGE_ERROR = "Session command failed: unable to access session storage."
 # ESP-Claw answers STORAGE_ERROR here too (docs/DESIGN.md, deliberate difference 17).
 FULL = ("Cannot create a new session: this chat already has %d sessions. Delete one with "
         "/session delete <name> first." % MAX_SESSIONS)
+INCOGNITO = ("Started an incognito session: %s. Nothing of it is written to flash: no history, no "
+             "new memories, no profile changes. /session switch <name> (or a reboot) ends it.")
+_INCOGNITO_NAME = const("incognito")  # the alias of `/session new --incognito` without one
 
 
 def _read(path):
@@ -128,6 +132,9 @@ class Chats:
         self.dir = directory
         self.sessions = sessions  # deletes a session's history; None: deletion unavailable
         self._log = log
+        # Chat key -> alias of its incognito session: in RAM only, never in the map, so that
+        # a reboot ends it (the chat is back on its map's current session).
+        self._incognito = {}
 
     def _path(self, key):
         return self.dir + "/" + map_file(key)
@@ -210,7 +217,11 @@ class Chats:
         if len(text.to_bytes(key)) + 1 + _ALIAS_MAX > _ID_MAX:
             raise ValueError("chat key over %d bytes: its session ids would not fit 512 bytes"
                              % (_ID_MAX - 1 - _ALIAS_MAX))
-        return key + ":" + self._state_or_default(key)[0]
+        return key + ":" + (self._incognito.get(key) or self._state_or_default(key)[0])
+
+    def incognito(self, channel, chat_id, agent=0):
+        """The alias of the chat's incognito session (`/session new --incognito`), or None."""
+        return self._incognito.get(chat_key(channel, chat_id, agent))
 
     def aliases(self, channel, chat_id, agent=0):
         """(current alias, [aliases]) of a chat, or None."""
@@ -228,6 +239,9 @@ class Chats:
         if not isinstance(command, str) or len(text.to_bytes(command)) > _COMMAND_MAX:
             return USAGE
         toks = _tokens(command)
+        hidden = len(toks) > 1 and toks[:2] == ["new", "--incognito"]
+        if hidden:
+            toks = toks[:1] + toks[2:]
         if not toks or len(toks) > 2 or len(toks[0]) > _SUB_MAX:
             return USAGE
         sub = toks[0]
@@ -240,12 +254,36 @@ class Chats:
             return USAGE
         key = chat_key(channel, chat_id, agent)
         try:
+            if hidden:
+                return self._hidden(key, alias or _INCOGNITO_NAME)
             return getattr(self, "_" + sub)(key, alias)
         except Exception as e:  # noqa: BLE001 -- the user gets the storage message
             note(self._log, "/session %s failed: %s" % (sub, exc_text(e)))
             return STORAGE_ERROR
 
+    def _hidden(self, key, alias):
+        # /session new --incognito: nothing is written (not even the map: a reboot ends it).
+        state = self.state(key)
+        if alias in (state[1] if state else ()):
+            return 'Cannot create session "%s": a session with that name already exists.' % alias
+        if self.sessions is None:
+            return STORAGE_ERROR
+        self._end(key)
+        try:
+            self.sessions.incognito(key + ":" + alias)
+        except ValueError as e:
+            return 'Cannot create session "%s": %s.' % (alias, e)
+        self._incognito[key] = alias
+        return INCOGNITO % alias
+
+    def _end(self, key):
+        # Leave the chat's incognito session: its history is dropped.
+        alias = self._incognito.pop(key, None)
+        if alias is not None and self.sessions is not None:
+            self.sessions.incognito(key + ":" + alias, False)
+
     def _new(self, key, alias):
+        self._end(key)
         state = self.state(key)
         aliases = list(state[1]) if state else []
         if len(aliases) >= MAX_SESSIONS:
@@ -266,19 +304,32 @@ class Chats:
         return "Started a new session: %s" % alias
 
     def _list(self, key, alias):
-        current, aliases = self._state_or_default(key)
+        hidden = self._incognito.get(key)
+        if hidden is None:
+            current, aliases = self._state_or_default(key)
+        else:  # read only: a chat that began incognito has no map, and none is written
+            current, aliases = self.state(key) or (None, [])
         return "Sessions:" + "".join(
-            "\n* %s%s" % (a, " (current)" if a == current else "") for a in aliases)
+            "\n* %s%s" % (a, " (current)" if a == current and hidden is None else "")
+            for a in aliases) + ("\n* %s (incognito, current)" % hidden if hidden else "")
 
     def _switch(self, key, alias):
+        hidden = self._incognito.get(key)
+        if alias == hidden:
+            return "Switched to session: %s" % alias
         state = self.state(key)
-        if state is None or alias not in state[1]:
+        # (a chat that began incognito goes to the default session its first use would make)
+        aliases = state[1] if state else ["default_01"] if hidden else None
+        if aliases is None or alias not in aliases:
             return 'Cannot switch to session "%s": no such session. Send /session list to list sessions.' % alias
-        self._write(key, alias, state[1])
+        self._end(key)
+        self._write(key, alias, aliases)
         return "Switched to session: %s" % alias
 
     def _delete(self, key, alias):
         state = self.state(key)
+        if alias == self._incognito.get(key):
+            return 'Cannot delete the current session "%s". Switch to another session first.' % alias
         if state is None or alias not in state[1]:
             return 'Cannot delete session "%s": no such session. Send /session list to list sessions.' % alias
         if alias == state[0]:

@@ -9,8 +9,8 @@
 
 import asyncio
 
+from . import dates, text
 from . import item as itm
-from . import text
 from ._compat import const, exc_text, ticks_diff, ticks_ms
 from .core import note
 
@@ -39,6 +39,11 @@ What not to extract (answer {"intent":"none","memories":[]}):
 - Questions, requests, tasks, small talk, anything short-lived.
 - Facts stated only by the assistant, by earlier history, or by the existing labels.
 When nothing lasting is stated, answer {"intent":"none","memories":[]}.
+"""
+
+# Added to SYSTEM_PROMPT when the board's clock is set (the message then starts with the date).
+DATED_PROMPT = """Dates: today's date comes before the message. Write a date in a fact as an absolute date (2026-12-24), never as "today", "tomorrow" or "next Friday".
+A fact that is plainly temporary (a trip this week, a cold, a guest until Sunday) also gets "expires": the date it stops being true ("2026-12-24") or a duration ("7d", "12h"); a lasting fact gets none.
 """
 
 
@@ -90,9 +95,10 @@ class Job:
 class Extraction:
     """The extraction worker of one memory."""
 
-    def __init__(self, store, llm, log=None, depth=DEPTH, sweep_ms=_SWEEP_MS):
+    def __init__(self, store, llm, log=None, depth=DEPTH, sweep_ms=_SWEEP_MS, zone=None):
         self.store = store
         self.llm = llm
+        self.zone = zone  # the user's time zone (dates.offset_of), for today's date
         self.depth = depth
         self.sweep_ms = sweep_ms
         self._log = log
@@ -152,7 +158,12 @@ class Extraction:
         try:
             prompt = "Existing summary labels:\n%s\nCurrent user message:\n%s\n" % (
                 self.store.catalog_text(), job.text)
-            reply = await self.llm.chat(SYSTEM_PROMPT, [{"role": "user", "content": prompt}], None)
+            system = SYSTEM_PROMPT
+            now = self.store.clock()
+            if dates.clock_set(now):  # (without a set clock: the prompt as it always was)
+                system += DATED_PROMPT
+                prompt = "Today: %s\n%s" % (dates.today(now, dates.offset_of(self.zone)), prompt)
+            reply = await self.llm.chat(system, [{"role": "user", "content": prompt}], None)
             if reply.tool_calls:
                 raise ValueError("the extraction answer called tools")
             job.answer = reply.text
@@ -201,9 +212,10 @@ class Extraction:
                 return True
         return False
 
-    def apply(self, job):
+    def apply(self, job, by=None):
         """Store what the job's answer extracted; returns the labels of what was stored.
-        `forget` stores nothing; `replace` also forgets the items the new fact contradicts."""
+        `forget` stores nothing; `replace` also forgets the items the new fact contradicts.
+        `by`: the provenance of the request (hooks.MemoryHooks.by), the items' origin."""
         doc = parse_document(job.answer)
         if doc is None:
             if text.trim(job.answer or ""):
@@ -226,7 +238,8 @@ class Extraction:
         stored = []  # ids of this result's facts: they do not contradict each other
         # The whole result is one append (one batch): a power cut stores all of its facts
         # and the forgetting of what they replace, or none of it.
-        with self.store.batch() as b:
+        now = self.store.clock()
+        with self.store.batch(by) as b:
             for entry in mems[:MAX_ITEMS]:
                 if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
                     continue
@@ -237,9 +250,15 @@ class Extraction:
                 tags = _labels_field(entry, "tags", "summary_labels")
                 keywords = _labels_field(entry, "keywords") or tags
                 source = entry.get("source")
+                try:  # (a duration while the clock is not set: 0, none)
+                    exp = dates.expiry(entry.get("expires"), now, dates.offset_of(self.zone))
+                except ValueError as e:  # the fact stands; only its expiry goes
+                    self._note("extraction: expiry ignored: %s" % e)
+                    exp = None
                 try:  # a rejected candidate is refused before it changes anything
                     it, changed = b.store(content, tags, keywords,
-                                          source if isinstance(source, str) and source else "auto_llm")
+                                          source if isinstance(source, str) and source else "auto_llm",
+                                          expires_at=exp or 0)
                 except ValueError as e:
                     self._note("extraction candidate skipped: %s" % e)
                     continue

@@ -46,8 +46,8 @@ class MemoryHooks:
             pass
 
     def on_request_start(self, request):
-        if self.extraction is None:
-            return
+        if self.extraction is None or self.incognito(request.session_id):
+            return  # (an incognito session's messages are not remembered)
         try:
             self.extraction.start(request)
         except Exception as e:  # noqa: BLE001 -- extraction is best effort
@@ -67,6 +67,23 @@ class MemoryHooks:
             raise SessionDeleted(2, "session %s was deleted while the request ran; its records "
                                     "are not kept" % sid)
         return self.sessions.persist(sid, records, turn_completed, self.backend)
+
+    def incognito(self, session_id):
+        """Whether the session is incognito: nothing of it may be written."""
+        return bool(session_id) and self.sessions.is_incognito(session_id)
+
+    def by(self, session_id, message, kind="tool"):
+        """The provenance of a change a request makes (Store.batch's `by`): its session and
+        the key of its user record (session.origin.key); None without a session."""
+        if not session_id or not isinstance(session_id, str):
+            return None
+        from .session.origin import key
+
+        out = {"by": kind, "sid": session_id}
+        k = key(message, self.sessions.max_message_chars) if isinstance(message, str) else None
+        if k:
+            out["msg"] = k
+        return out
 
     def mark_manual(self, request_id):
         if request_id and request_id not in self._manual:
@@ -105,7 +122,8 @@ class MemoryHooks:
                     self._note("extraction result of request %s discarded: manual write" % request.id)
                 else:
                     try:
-                        text.lines_merge(labels, self.extraction.apply(job))
+                        by = self.by(job.session_id, job.text, "extract")
+                        text.lines_merge(labels, self.extraction.apply(job, by))
                     except Exception as e:  # noqa: BLE001 -- the answer stands; only labels go
                         self._note("extraction result not applied: %s" % exc_text(e))
         return text.stage_note(labels)

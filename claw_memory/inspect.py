@@ -6,6 +6,7 @@
 #   >>> inspect.history()             # the next request's session: its last 10 messages
 #   >>> inspect.history("chat:web:local:default_01", 5)   # or a file name "s_..._<hash>.log"
 #   >>> inspect.items(); inspect.labels(); inspect.profile(); inspect.stats()
+#   >>> inspect.why("mem-1800000000-0001")   # where a memory came from
 #   >>> inspect.recall("where does my sister live")   # ranked recall, with scores
 #   >>> inspect.context()             # what the next request would carry, tokens per layer
 #   >>> inspect.context(message="hi") # ... and the memories that message would bring in
@@ -198,16 +199,39 @@ def history(session=None, n=10, root=None, rows=False, mem=None):
 
 
 def items(root=None, limit=None, rows=False, mem=None):
-    """Active long-term items, best first (none without a store)."""
+    """Active long-term items, best first (none without a store), with where each came from
+    ("from": session and date, or "unknown") and its expiry day ("expires", "" for none)."""
     store = _mem(root, mem).store
     out = []
     for it in (store.list() if store is not None else ()):
+        from . import dates, provenance  # (FULL only: a LITE board has no store, nor these)
+
         if limit is not None and len(out) >= limit:
             break
+        exp = it["expires_at"]
         out.append({"id": it["id"], "access": it["access_count"], "labels": ",".join(it["summary_labels"]),
+                    "from": provenance.origin_text(it), "expires": dates.day(exp - 1) if exp else "",
                     "content": it["content"]})
     shown = [dict(r, content=messages.cell(r["content"])) for r in out]
-    return _out(out, shown, ("id", "access", "labels", "content"), rows)
+    return _out(out, shown, ("id", "access", "labels", "from", "expires", "content"), rows)
+
+
+def why(memory_id, root=None, rows=False, mem=None):
+    """Where a long-term item came from (Store.why: the request that stored it, with its user
+    message while that is on flash, and the updates since); `rows=True`: that report."""
+    m = _mem(root, mem)
+    if m.store is None:
+        if rows:
+            return None
+        print("no long-term store: %s is a LITE data root" % m.layout.root)
+        return None
+    report = m.store.why(memory_id, m.layout.sessions)
+    if rows:
+        return report
+    from .memory_text import why as words  # (FULL only)
+
+    print(words(report, memory_id))
+    return None
 
 
 def recall(query, limit=8, root=None, rows=False, mem=None):
@@ -220,6 +244,17 @@ def recall(query, limit=8, root=None, rows=False, mem=None):
                     "content": it["content"]})
     shown = [dict(r, content=messages.cell(r["content"])) for r in out]
     return _out(out, shown, ("id", "score", "labels", "content"), rows)
+
+
+def search(query, limit=5, session=None, root=None, rows=False, mem=None):
+    """The records of the session history (archives included) that best match `query`, best
+    first: the whole data root, or one session's (`session`: its id)."""
+    out = []
+    for h in _mem(root, mem).search(query, limit, session=session):
+        out.append({"session": h["session"], "role": h["role"], "archived": h["archived"],
+                    "score": h["score"], "text": h["text"]})
+    shown = [dict(r, text=messages.cell(r["text"])) for r in out]
+    return _out(out, shown, ("session", "role", "archived", "score", "text"), rows)
 
 
 def labels(root=None, rows=False, mem=None):
@@ -285,14 +320,15 @@ def stats(root=None, rows=False, mem=None):
          "records": tot[0], "tokens": min(tot[1], budget) if budget else tot[1]},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,
-         "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory")},
+         "records": mem.store.count() if mem.store is not None else 0, "tokens": tokens("Long-term Memory"),
+         "capacity": mem.store.max_active if mem.store is not None else 0},
         {"layer": "skills", "bytes": 0, "records": 0, "tokens": tokens("Memory Skills")},
         {"layer": "tool definitions", "bytes": 0, "records": len(mem.tools()),
          "tokens": text.estimate_tokens(dumps(_defs(mem.tools())))},
     ]
     if rows:
         return {"layers": layers, "sessions": sess}
-    table(layers, ("layer", "bytes", "records", "tokens"), "per layer (tokens per request)")
+    table(layers, ("layer", "bytes", "records", "capacity", "tokens"), "per layer (tokens per request)")
     return None
 
 

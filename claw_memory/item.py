@@ -44,8 +44,7 @@ def _int(v, hi=0xFFFFFFFF):
 
 
 _INT_FIELDS = const((("created_at", b"created_at", 0xFFFFFFFF), ("updated_at", b"updated_at", 0xFFFFFFFF),
-                     ("access_count", b"access_count", _ACCESS_MAX)))
-
+                     ("access_count", b"access_count", _ACCESS_MAX), ("expires_at", b"expires_at", 0xFFFFFFFF)))
 
 def from_obj(obj, raw=None):
     """An item dict from a parsed records line (missing fields get ESP-Claw's defaults), or
@@ -78,6 +77,15 @@ def from_obj(obj, raw=None):
         "deleted": obj.get("deleted") is True,
         "summary_ids": sids,
     }
+    out["expires_at"] = _int(obj.get("expires_at"))
+    out["origin"] = out["edit"] = out["prev"] = out["chg"] = None
+    origin, edit, prev, chg = obj.get("origin"), obj.get("edit"), obj.get("prev"), obj.get("chg")
+    if origin is not None or edit is not None or chg is not None:
+        from . import provenance  # (our keys: imported when a line has them)
+
+        out["origin"], out["edit"], out["chg"] = provenance.mark(origin), provenance.mark(edit), provenance.change(chg)
+    if isinstance(prev, str) and _is_id(prev):
+        out["prev"] = prev
     if raw is not None:
         for name, key, hi in _INT_FIELDS:
             v = obj.get(name)
@@ -90,9 +98,11 @@ def from_obj(obj, raw=None):
 
 _TEXT_FIELDS = const((("source", SOURCE_MAX), ("content", CONTENT_MAX), ("tags", TAGS_MAX),
                       ("keywords", KEYWORDS_MAX)))
-_NUM_FIELDS = const((("created_at", 0xFFFFFFFF), ("updated_at", 0xFFFFFFFF), ("access_count", _ACCESS_MAX)))
+_NUM_FIELDS = const((("created_at", 0xFFFFFFFF), ("updated_at", 0xFFFFFFFF), ("access_count", _ACCESS_MAX),
+                     ("expires_at", 0xFFFFFFFF)))
+# ESP-Claw's, and the expiry (ours, optional): what an export bundle's item may carry
 FIELDS = const(("id", "source", "content", "tags", "keywords", "created_at", "updated_at",
-                "access_count", "deleted", "summary_ids"))
+                "access_count", "deleted", "summary_ids", "expires_at"))
 
 
 def check(obj, extra=()):
@@ -129,9 +139,16 @@ def check(obj, extra=()):
     return obj
 
 
-def to_json(item, labels=None):
+ESP_LINE = const(1024)  # ESP-Claw reads records lines with fgets into 1024 bytes
+_OURS = const(("expires_at", "chg", "origin", "prev", "edit"))  # our keys (provenance.py)
+
+
+def to_json(item, labels=None, ours=True, reserve=0):
     """The item's compact JSON in ESP-Claw's key order; `labels` (a list) adds
-    `summary_labels` as tool results and compaction lines carry it."""
+    `summary_labels` as tool results and compaction lines carry it. `ours`: with our keys
+    (expiry, provenance, change), each only while the line with its newline stays within
+    ESP-Claw's line reader (`reserve`: bytes the caller adds), so that ESP-Claw never loses a
+    line it would read without them."""
     out = "{"
     for k in _FIELDS:
         out += '"%s":%s,' % (k, dumps(item[k]))
@@ -142,13 +159,28 @@ def to_json(item, labels=None):
         "true" if item["deleted"] else "false",
         dumps(item["summary_ids"]),
     )
-    if labels is not None:
-        out += ',"summary_labels":' + dumps(labels)
-    return out + "}"
+    tail = "" if labels is None else ',"summary_labels":' + dumps(labels)
+    if ours and any(item.get(k) for k in _OURS):
+        from . import provenance
+
+        room = ESP_LINE - 2 - reserve - len((out + tail).encode())  # "}" and "\n"
+        for part in provenance.extras(item):
+            if room < 0 or len(part.encode()) <= room:  # (over already: ESP-Claw skips it anyway)
+                out += part
+                room -= len(part.encode())
+    return out + tail + "}"
 
 
 def new_id(now, seq):
     return "mem-%d-%04d" % (now, seq % 10000)
+
+
+def _is_id(v):
+    try:
+        check_id(v)
+    except ValueError:
+        return False
+    return True
 
 
 def check_id(memory_id):

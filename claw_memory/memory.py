@@ -9,7 +9,7 @@
 from ._compat import unix_time
 from .paths import MEMORY_MD, Layout
 from .profile import Profile
-from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
+from .session import ARCHIVE_LIMIT, HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
 FULL = "full"
 LITE = "lite"
@@ -25,12 +25,24 @@ class Memory:
 
     `auto_recall` (FULL mode): how many of the memories most relevant to a request's message
     the Long-term Memory provider adds after the label catalog (0: ESP-Claw's prompt, the
-    catalog only)."""
+    catalog only).
+
+    `archive_limit`: bytes of archived turns (the ones session compaction drops) kept
+    searchable for the whole data root, oldest dropped first (0: dropped at compaction, as
+    ESP-Claw). `search_index`: keep each session's text index up to date as turns are
+    persisted (False: `search` indexes what it needs when it runs).
+
+    `date`: when the board's clock is set, the system prompt ends with today's date (the
+    Current Date section; False: never). `timezone`: the user's time zone as text ("Europe/
+    Lisbon (UTC+0)", "UTC+2"), shown with it; one with an offset also dates memories and
+    expiries in that zone (else the board's local time). Without it, a `Time zone:` line of
+    the user profile is used."""
 
     def __init__(self, root=None, mode=FULL, backend=None, llm=None, extraction_llm=None,
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
-                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5):
+                 stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5,
+                 archive_limit=ARCHIVE_LIMIT, search_index=True, date=True, timezone=None):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created
@@ -43,13 +55,18 @@ class Memory:
         self.mode = mode
         self.log = log
         self.auto_recall = auto_recall
+        self.clock = clock
+        self.date = date
+        self.timezone = timezone
         lay = Layout(root)
         self.layout = lay.ensure() if create else lay.check()
         if backend is None:
             backend = getattr(llm, "backend", None) or "openai"
         self.backend = backend
         self.sessions = Sessions(self.layout.sessions, max_message_chars, max_record_bytes,
-                                 session_limit, history_tokens=history_tokens, log=log)
+                                 session_limit, history_tokens=history_tokens, log=log,
+                                 archive_limit=archive_limit, search_index=search_index,
+                                 clock=clock)
         self.sessions.names = lambda: self.chats.ids()  # list() gives the ids the chat maps name
         self.profile = Profile(self.layout.memory, seed_dir)
         if create:
@@ -63,7 +80,7 @@ class Memory:
             if extract and xllm:
                 from .extract import Extraction
 
-                self.extraction = Extraction(self.store, xllm, log)
+                self.extraction = Extraction(self.store, xllm, log, zone=timezone)
         elif create:
             # Lite mode: MEMORY.md is the user's document, injected whole; no store writes it.
             from . import lite_md
@@ -106,50 +123,54 @@ class Memory:
             Store(self.layout.memory, log=self.log).open()
 
     def providers(self):
-        """Context providers in ESP-Claw's order: profile, long-term, history, skills."""
-        from . import providers, skills
-
-        if self.mode == FULL:
-            return [
-                providers.profile(self.profile, self.log),
-                providers.long_term(self.store, self.log, self.auto_recall),
-                providers.history(self.sessions, self.backend, self.log),
-                providers.skills((skills.MEMORY_OPS, skills.PROFILE_MEMORY_OPS), self.log),
-            ]
-        return [
-            providers.profile(self.profile, self.log),
-            providers.long_term_lite(self.md_path(), self._refresh_md, self.log),
-            providers.history(self.sessions, self.backend, self.log),
-            providers.skills((skills.PROFILE_MEMORY_OPS,), self.log),
-        ]
+        """Context providers in ESP-Claw's order: profile, long-term, history, skills; then
+        (ours, with `date`) the current date, which adds nothing while the clock is not set."""
+        from .wiring import providers
+        return providers(self)
 
     def tools(self, session_command=False):
-        """The tools for the LLM: memory tools (full mode) and the profile tools; with
-        `session_command=True` also /session as a tool."""
-        out = []
-        if self.mode == FULL:
-            if self._memory_tools is None:
-                from .memory_tools import MemoryTools
+        """The tools for the LLM: memory tools (full mode), the profile tools and history
+        search; with `session_command=True` also /session as a tool."""
+        from .wiring import tools
+        return tools(self, session_command)
 
-                self._memory_tools = MemoryTools(self.store, self._memory_hooks(), self.extraction,
-                                                 self.log)
-            out += self._memory_tools.tools()
-        from .chat_tools import ProfileTools, SessionTool
+    def search(self, query, limit=5, chat=None, session=None):
+        """Search the session history, archives included: the records that best match
+        `query` (BM25 over records, the newer first on a tie), as dicts with "session" (its
+        id), "role" ("user", "assistant" or "tool"), "text" (the record's visible text, cut
+        to max_message_chars), "score", "archived" and "offset". `session`: one session's;
+        `chat`: (channel, chat_id), every session of that chat; neither: the whole data
+        root. ValueError for a bad query, limit or scope."""
+        from .wiring import search
+        return search(self, query, limit, chat, session)
 
-        if self._profile_tools is None:
-            self._profile_tools = ProfileTools(self.profile, self.log)
-        out += self._profile_tools.tools()
-        if session_command:
-            out.append(SessionTool(self.chats).tool())
-        return out
+    def chat_sessions(self, chat):
+        """The session ids of a chat, (channel, chat_id): every alias its chat map names
+        (none when it has no map)."""
+        from .wiring import chat_sessions
+        return chat_sessions(self, chat)
+
+    def by(self, session_id, message, kind="tool"):
+        """Who makes a change, for the store's `by=` (FULL mode): the session and the key of
+        its user message `message` (as persisted), so that the items it stores record their
+        origin (Store.why) and the session can undo it (Store.undo)."""
+        return self._memory_hooks().by(session_id, message, kind)
 
     def hooks(self):
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
         return self._memory_hooks().hooks(self.mode == FULL)
 
     def session_command(self, channel, chat_id, command):
-        """The /session command for chat front ends; returns the reply text."""
+        """The /session command for chat front ends; returns the reply text.
+        `new --incognito [name]` starts a session that writes nothing (Chats)."""
         return self.chats.command(channel, chat_id, command)
+
+    def memory_command(self, channel, chat_id, command):
+        """The /memory command for chat front ends (the text after `/memory`): `undo` takes
+        back the last change to long-term memory in the chat's current session, `why <id>`
+        says where a memory came from; returns the reply text."""
+        from .wiring import memory_command
+        return memory_command(self, channel, chat_id, command)
 
     def skills(self):
         from . import skills

@@ -5,8 +5,8 @@
 # memory provider never fails the request: it is logged and the provider skipped (in
 # ESP-Claw a corrupt index failed every request).
 
-from . import lite_md, text
-from ._compat import const, dumps, exc_text, local_time_str
+from . import dates, lite_md, text
+from ._compat import const, dumps, exc_text
 from .core import MESSAGES, REQUEST_START_ONLY, SYSTEM_PROMPT, ContextProvider, note
 from .profile import FILES, NAMES, TITLES
 
@@ -14,6 +14,7 @@ PROFILE = "Editable Profile Memory"
 LONG_TERM = "Long-term Memory"
 HISTORY = "Session History"
 SKILLS = "Memory Skills"
+DATE = "Current Date"
 
 LONG_TERM_PREAMBLE = (
     "Long-term memory keeps facts about the user across conversations. Only the labels of the "
@@ -40,13 +41,13 @@ RECALLED_PREAMBLE = (
 AUTO_FLOOR = 0.5  # relevance an automatically recalled memory must pass: half the score of
 # one word found in one memory (store/rank.py; a word most memories have scores far less)
 _AUTO_TOKENS = const(400)  # of the recalled section, its preamble included
-_CLOCK_SET = const(1600000000)  # an item updated earlier was dated by a clock never set
 
 
-def recalled_lines(store, message, limit):
+def recalled_lines(store, message, limit, offset=None):
     """[(id, line)] of the memories most relevant to `message`: at most `limit`, above
     AUTO_FLOOR, within _AUTO_TOKENS with RECALLED_PREAMBLE; each field a JSON value, so
-    that no content can start a line or a section of its own."""
+    that no content can start a line or a section of its own. Dates in UTC+`offset` seconds
+    (None: the board's local time)."""
     out = []
     if not isinstance(message, str) or not message:
         return out
@@ -55,7 +56,7 @@ def recalled_lines(store, message, limit):
         t = it["updated_at"]
         line = "- id=%s labels=%s date=%s content=%s\n" % (
             dumps(it["id"]), dumps(it["summary_labels"]),
-            local_time_str(t)[:10] if t >= _CLOCK_SET else "-", dumps(it["content"]))
+            dates.day(t, offset) if t >= dates.DATED else "-", dumps(it["content"]))
         used += text.estimate_tokens(line)
         if used > _AUTO_TOKENS:
             break
@@ -92,7 +93,7 @@ def profile(prof, log=None):
     return ContextProvider(PROFILE, _guard(PROFILE, collect, log), SYSTEM_PROMPT)
 
 
-def long_term(store, log=None, auto_recall=0):
+def long_term(store, log=None, auto_recall=0, offset=None):
     """`Long-term Memory` (full mode): how to use the memory tools, then the label catalog;
     with `auto_recall` > 0, then the memories most relevant to the request's message (at
     most that many; none relevant: nothing is added). They are found once per request (read
@@ -105,7 +106,7 @@ def long_term(store, log=None, auto_recall=0):
         if auto_recall <= 0:
             return out
         if found[0] != request.id:
-            found[0], found[1] = request.id, recalled_lines(store, request.text, auto_recall)
+            found[0], found[1] = request.id, recalled_lines(store, request.text, auto_recall, offset)
         else:
             found[1] = [(i, line) for i, line in found[1] if store.get(i) is not None]
         if found[1]:
@@ -136,6 +137,8 @@ def history(sessions, backend, log=None):
     def collect(request):
         if not request.session_id:
             return None
+        if sessions.is_incognito(request.session_id):  # in RAM: as message dicts
+            return sessions.messages(request.session_id, backend) or None
         h = sessions.history(request.session_id, backend)
         return [h] if len(h) or h.first else None
 
@@ -150,3 +153,22 @@ def skills(texts, log=None):
         return body
 
     return ContextProvider(SKILLS, _guard(SKILLS, collect, log), SYSTEM_PROMPT, REQUEST_START_ONLY)
+
+
+def date(clock, zone="", profile=None, log=None):
+    """`Current Date`: today's date with its weekday, and the user's time zone (`zone`, else
+    a `Time zone:` line of the user profile), computed in that zone when it names an offset.
+    Nothing while the board's clock is not set (dates.clock_set): the prompt is then as it
+    would be without this section."""
+
+    def collect(request):
+        now = clock()
+        if not dates.clock_set(now):
+            return None
+        tz = dates.zone(zone) or (dates.zone_in(profile.read("user")) if profile is not None else "")
+        out = "Today is %s" % dates.today(now, dates.offset_of(tz))
+        if tz:
+            out += " (time zone: %s)" % tz
+        return out + ". Write dates as dates (2026-12-24), never as \"tomorrow\" or \"next Friday\"."
+
+    return ContextProvider(DATE, _guard(DATE, collect, log), SYSTEM_PROMPT)

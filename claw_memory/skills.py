@@ -45,4 +45,23 @@ of every system prompt.
 - Keep the documents short; rewrite rather than append endlessly.
 """
 
-SKILLS = {"memory_ops": MEMORY_OPS, "profile_memory_ops": PROFILE_MEMORY_OPS}
+HISTORY_SEARCH = """\
+Conversation search: memory_search finds what was said in this chat before: in earlier
+sessions of this chat and in old turns that were archived to keep the history short.
+
+- Call memory_search when the user refers to something said before that is not in the
+  conversation you can see ("what did I tell you last month about...", "the recipe
+  from our other session"). Give it a few distinctive words (names, places, numbers),
+  not a whole question.
+- It returns the matching messages with their session and role; quote or summarize
+  them, and say so when nothing matched.
+"""
+
+# FULL mode adds this to HISTORY_SEARCH: the line between the two ways of remembering.
+SEARCH_OR_RECALL = """\
+- Facts stored about the user are long-term memories: read those with memory_recall;
+  memory_search is for what was said, not for what was stored.
+"""
+
+SKILLS = {"memory_ops": MEMORY_OPS, "profile_memory_ops": PROFILE_MEMORY_OPS,
+          "history_search": HISTORY_SEARCH}

@@ -5,7 +5,7 @@ Bundle (UTF-8, one JSON object per line):
     {"type":"header","format":"claw-memory-bundle","version":1,"library":"0.1.0","exported_at":1714000000}
     {"type":"profile","name":"user","content":"..."}                 (x3)
     {"type":"memory_md","content":"..."}
-    {"type":"item", <ESP-Claw item fields>}                           (active items)
+    {"type":"item", <ESP-Claw item fields>[, "expires_at"]}           (active items)
     {"type":"chat_map","chat_key":"...","current_alias":"...","sessions":[...]}
     {"type":"session","file":"s_..._hash.log","blocked":false,"records":N}
     {"type":"record","file":"s_..._hash.log","kind":1,"backend":1,"message":"<record JSON text>"}
@@ -111,6 +111,8 @@ def _export_lines(copy, counts, progress, put):
     for it in mem.store.list() if not lite else ():
         row = {k: it[k] for k in ("id", "source", "content", "tags", "keywords", "created_at",
                                   "updated_at", "access_count", "deleted", "summary_ids")}
+        if it["expires_at"]:  # (provenance stays behind: an imported item's origin is unknown)
+            row["expires_at"] = it["expires_at"]
         row["type"] = "item"
         line(row)
         counts["items"] += 1

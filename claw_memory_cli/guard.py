@@ -11,12 +11,13 @@ import os
 from claw_memory.paths import MEMORY_MD, STORE_INDEX, STORE_RECORDS
 from claw_memory.profile import FILES
 from claw_memory.session import is_log_name
-from claw_memory.session.format import BLOCKED, DELETING, IDX, LEFTOVERS, PEND, TMP
+from claw_memory.session.format import (ARCHIVING, BLOCKED, CATALOG, DELETING, IDX, LEFTOVERS,
+                                       PEND, TIX, TMP, segment_of)
 from claw_memory.store.state import DIGEST, JOURNAL
 
 from .ui import CliError
 
-_SESSION_SUFFIXES = ("", IDX, PEND, BLOCKED) + LEFTOVERS
+_SESSION_SUFFIXES = ("", IDX, PEND, BLOCKED, TIX) + LEFTOVERS
 _MEMORY_FILES = (STORE_RECORDS, STORE_INDEX, DIGEST, MEMORY_MD) + tuple(FILES.values())
 _SHOWN = 3  # strangers named in the message
 
@@ -34,7 +35,7 @@ def listing(root):
 
 
 def _session_file(name):
-    if name == DELETING:
+    if name in (DELETING, ARCHIVING, CATALOG, CATALOG + TMP) or segment_of(name):
         return True
     return any(name.endswith(s) and is_log_name(name[: len(name) - len(s)]) for s in _SESSION_SUFFIXES)
 

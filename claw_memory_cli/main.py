@@ -16,7 +16,7 @@ import sys
 
 import claw_memory
 
-from . import deploy, doctor, recall, roots, transfer, upkeep, views
+from . import deploy, doctor, recall, roots, transfer, upkeep, views, why
 from .roots import PORT_ENV
 from .ui import EXIT_PIPE, EXIT_PROBLEMS, EXIT_USAGE, CliError
 
@@ -100,6 +100,8 @@ def build_parser():
     d.set_defaults(func=views.cmd_context)
 
     recall.register(sub, _root_args, roots.with_copy)
+    recall.register_search(sub, _root_args, roots.with_copy)
+    why.register(sub, _root_args, roots.with_copy)
 
     d = sub.add_parser("verify", help="list what repair would fix (writes nothing; exit 1 if anything)")
     _root_args(d)
@@ -112,8 +114,9 @@ def build_parser():
     d = sub.add_parser("wipe", aliases=["reset"], help="delete a layer or all of a data root (asks first)")
     _root_args(d)
     d.add_argument("--layer", choices=upkeep.LAYERS, default="all",
-                   help="what to delete: sessions (histories and chat maps), long-term (items, index, "
-                        "MEMORY.md), profile (back to the default documents) or all (default)")
+                   help="what to delete: sessions (histories, their archives and chat maps), archive "
+                        "(the old turns compaction archived, kept searchable), long-term (items, "
+                        "index, MEMORY.md), profile (back to the default documents) or all (default)")
     d.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     d.set_defaults(func=upkeep.cmd_wipe)
 

@@ -1,4 +1,6 @@
-"""`claw-memory recall`: the long-term items most relevant to a query, ranked, with scores."""
+"""The query commands: `claw-memory recall` (the long-term items most relevant to a query,
+ranked, with scores) and `claw-memory search` (the session history's records, archives
+included, that best match a query)."""
 
 from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, table
 
@@ -32,4 +34,44 @@ def register(sub, root_args, with_copy):
     root_args(d)
     d.add_argument("query", nargs="?", metavar="QUERY", help="free text, as a user would ask")
     d.add_argument("--limit", type=int, default=8, metavar="N", help="at most N items (default 8)")
+    d.set_defaults(func=cmd)
+
+
+def register_search(sub, root_args, with_copy):
+    """Add the `search` command (as `register`)."""
+
+    def cmd(args):
+        from claw_memory import inspect as insp
+        from claw_memory import messages
+
+        if args.query is None and args.port and args.root is not None:
+            args.query, args.root = args.root, None  # `search -p PORT "query"`
+        if not args.query:
+            raise CliError("give the query text: claw-memory search ROOT \"query\"", EXIT_USAGE)
+        if not 1 <= args.limit <= 50:
+            raise CliError("--limit must be 1..50", EXIT_USAGE)
+
+        def run(mem, where):
+            try:
+                rows = insp.search(args.query, args.limit, args.session, rows=True, mem=mem)
+            except ValueError as e:  # a session id no session can have
+                raise CliError(str(e), EXIT_USAGE)
+            if args.json:
+                emit_json({"root": where, "query": args.query, "session": args.session,
+                           "hits": rows})
+                return EXIT_OK
+            print("data root: %s, query: %s%s" % (where, args.query,
+                                                  ", session: %s" % args.session if args.session else ""))
+            table([dict(r, text=messages.cell(r["text"], 80)) for r in rows],
+                  ("session", "role", "archived", "score", "text"), "history search (best first)")
+            return EXIT_OK
+
+        return with_copy(args, run)
+
+    d = sub.add_parser("search", help="the session history's records (archives included) that "
+                       "best match a query")
+    root_args(d)
+    d.add_argument("query", nargs="?", metavar="QUERY", help="a few words: names, places, numbers")
+    d.add_argument("--session", metavar="ID", help="one session's (its id), not the whole root")
+    d.add_argument("--limit", type=int, default=5, metavar="N", help="at most N hits (default 5)")
     d.set_defaults(func=cmd)

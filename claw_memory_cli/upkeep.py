@@ -5,6 +5,7 @@ import os
 import shutil
 
 from claw_memory.paths import MEMORY_MD, MEMORY_MD_INIT, Layout
+from claw_memory.session.format import CATALOG, segment_of
 
 from . import board, check, guard, roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, plural, status
@@ -59,13 +60,15 @@ def cmd_repair(args):
 # -- wipe -----------------------------------------------------------------------------------------
 
 _PROFILE = ("user.md", "soul.md", "identity.md")
-LAYERS = ("all", "sessions", "long-term", "profile")
+LAYERS = ("all", "sessions", "archive", "long-term", "profile")
 
 
 def _layer_of(path):
-    """The layer a file of the data root belongs to (path relative to the root)."""
+    """The layer a file of the data root belongs to (path relative to the root): the
+    archive is the segments of the sessions folder and their catalog."""
     if path.startswith("sessions/"):
-        return "sessions"
+        base = path[len("sessions/"):]
+        return "archive" if base.startswith(CATALOG) or segment_of(base) else "sessions"
     base = path.rsplit("/", 1)[-1]
     if base.endswith(".tmp"):
         base = base[:-4]
@@ -91,7 +94,9 @@ def cmd_wipe(args):
                 raise CliError("no data root at %s: nothing to wipe" % where)
             dirs, files = listing
         guard.removable(where, dirs, files, "wipe")
-        chosen = [(p, n) for p, n in files if args.layer == "all" or _layer_of(p) == args.layer]
+        # The sessions layer takes their archive with it (a segment belongs to its log).
+        within = ("sessions", "archive") if args.layer == "sessions" else (args.layer,)
+        chosen = [(p, n) for p, n in files if args.layer == "all" or _layer_of(p) in within]
         what = "every layer" if args.layer == "all" else "the %s layer" % args.layer
         if not chosen:
             print("%s of %s holds no file: nothing to wipe" % (what, where))

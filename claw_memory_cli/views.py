@@ -92,7 +92,7 @@ def cmd_inspect(args):
             table([dict(r, text=messages.cell(r["text"], 100)) for r in s["history"]], ("role", "text"),
                   "history of %s (%s), last %d" % (s["id"] or "?", s["file"], len(s["history"])))
         table([dict(i, content=messages.cell(i["content"], 80)) for i in out["items"]],
-              ("id", "access", "labels", "content"), "items")
+              ("id", "access", "labels", "from", "expires", "content"), "items")
         table(out["labels"], ("summary_id", "label", "ref_count"), "label catalog")
         print("\n== profile ==")
         for name, body in out["profile"].items():
@@ -112,7 +112,7 @@ def cmd_stats(args):
             emit_json({"root": where, "layers": st["layers"], "sessions": st["sessions"]})
             return EXIT_OK
         print("data root: %s" % where)
-        table(st["layers"], ("layer", "bytes", "records", "tokens"),
+        table(st["layers"], ("layer", "bytes", "records", "capacity", "tokens"),
               "per layer (tokens: estimated per request; sessions: the largest history, "
               "within the token budget)")
         table(_shown(st["sessions"]), ("id", "file", "bytes", "records", "tokens"),

@@ -9,8 +9,10 @@
 # Under the unix port, from the repository root:
 #     MICROPYPATH=.frozen:. .venv/bin/micropython examples/console_agent.py [DATA_ROOT]
 #
-# Lines go to the agent; "/session new|list|switch|delete ..." manage the chat's sessions;
-# "/quit" (or the end of input) stops. Without an API key the model is OfflineLLM, which
+# Lines go to the agent; "/session new|list|switch|delete ..." manage the chat's sessions
+# ("/session new --incognito" one that writes nothing); "/memory undo" takes back the last
+# change to long-term memory, "/memory why <id>" says where a memory came from; "/quit" (or
+# the end of input) stops. Without an API key the model is OfflineLLM, which
 # stores what you ask it to remember and lists what it knows.
 import asyncio
 import json
@@ -41,6 +43,8 @@ class OfflineLLM:
             if "items" in result:
                 facts = [i["content"] for i in result["items"]]
                 return Reply.answer(self.backend, "I know: " + "; ".join(facts) if facts else "Nothing yet.")
+            if not result.get("ok"):  # e.g. refused in an incognito session
+                return Reply.answer(self.backend, "I could not: " + result.get("message", result.get("error", "")))
             return Reply.answer(self.backend, "Noted.")
         text = last["content"]
         low = text.lower()
@@ -74,6 +78,8 @@ async def main(root=None):
             break
         if line.startswith("/session"):
             print(mem.session_command(CHANNEL, CHAT, line[len("/session"):]))
+        elif line.startswith("/memory"):  # /memory undo, /memory why <memory_id>
+            print(mem.memory_command(CHANNEL, CHAT, line[len("/memory"):]))
         elif line:
             sid = mem.chats.session_id(CHANNEL, CHAT)
             print("pip>", await agent.run(Request(line, sid, CHANNEL, CHAT)))

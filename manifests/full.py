@@ -7,7 +7,9 @@ package(
     files=(
         "extract.py",
         "item.py",
+        "memory_text.py",
         "memory_tools.py",
+        "provenance.py",
         "store/__init__.py",
         "store/batch.py",
         "store/catalog.py",
@@ -22,6 +24,7 @@ package(
         "store/state.py",
         "store/store.py",
         "store/table.py",
+        "store/undo.py",
     ),
     base_path="..",
 )

@@ -64,6 +64,9 @@ def _set(**kv):
     ("item", _set(summary_ids=[1, 2, 3, 4]), "field summary_ids"),
     ("item", _set(summary_ids=["1"]), "field summary_ids"),
     ("item", _set(summary_labels=["x"]), "unknown field summary_labels"),
+    ("item", _set(expires_at="7d"), "field expires_at"),
+    ("item", _set(expires_at=-1), "field expires_at"),
+    ("item", _set(origin={"by": "tool"}), "unknown field origin"),
     ("profile", _set(title="x"), "unknown field"),
     ("header", _set(extra=1), "unknown field"),
     ("chat_map", _set(chat_key="chat:web:local\n## Core Request"), "chat_map is not valid"),
@@ -108,3 +111,21 @@ def test_restore_checks_the_same_fields(tmp_path):
     mem.store.restore([good])
     assert [i["id"] for i in mem.store.list()] == ["imp-1"]
     mem.close()
+
+
+def test_an_expiry_is_exported_and_imported_and_provenance_stays_behind(tmp_path, capsys):
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, clock=lambda: 1797033600)
+    sid = "chat:web:local:default_01"
+    mem.sessions.persist(sid, [(1, None, "I am in Rome until Sunday")])
+    mem.store.store("User is in Rome until 2026-12-13", "trip", expires_at=1797206400, by=mem.by(sid, "x"))
+    mem.close()
+    out = tmp_path / "b.jsonl"
+    assert main.main(["export", str(root), "-o", str(out)]) == 0
+    item = [json.loads(x) for x in out.read_text().splitlines() if '"type": "item"' in x or '"type":"item"' in x][0]
+    assert item["expires_at"] == 1797206400 and "origin" not in item and "chg" not in item
+    assert main.main(["import", str(out), str(tmp_path / "copy")]) == 0
+    copy = claw_memory.open(str(tmp_path / "copy"), extract=False, clock=lambda: 1797033600, create=False)
+    it = list(copy.store.list())[0]
+    assert it["expires_at"] == 1797206400, "the expiry came along"
+    assert copy.store.why(it["id"])["origin"] is None, "an imported item's origin is unknown"

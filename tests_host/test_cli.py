@@ -145,7 +145,7 @@ def test_context_shows_one_request_and_its_tokens(tmp_path, capsys):
     layers = {l["layer"]: l for l in ctx["layers"]}
     assert rc == 0 and ctx["session"] == SID and ctx["system"].startswith("You are Claw.\n\n## ")
     assert set(layers) == {"your system prompt", "Editable Profile Memory", "Long-term Memory",
-                           "Session History", "Memory Skills", "tool definitions"}
+                           "Session History", "Memory Skills", "Current Date", "tool definitions"}
     assert layers["tool definitions"]["tokens"] > layers["Memory Skills"]["tokens"] // 2
     assert layers["Session History"]["messages"] == len(ctx["messages"]) > 0
     assert ctx["total"] == sum(l["tokens"] for l in ctx["layers"])
@@ -158,7 +158,7 @@ def test_context_shows_one_request_and_its_tokens(tmp_path, capsys):
     for backend, key in (("openai", "messages"), ("anthropic", "messages"), ("openai_responses", "input")):
         rc, out, _ = _run(capsys, "context", str(root), "--request", "--backend", backend)
         body = json.loads(out)
-        assert rc == 0 and body[key] and len(body["tools"]) == 7, backend
+        assert rc == 0 and body[key] and len(body["tools"]) == 9, backend
     rc, out, _ = _run(capsys, "context", str(root), "--session", "chat:web:nobody:x")
     assert rc != 0
     rc, out, _ = _run(capsys, "context", str(root))
@@ -177,7 +177,7 @@ def test_stats_lists_every_session(tmp_path, capsys):
     layers = {l["layer"]: l for l in data["layers"]}
     assert rc == 0
     assert set(layers) == {"sessions", "profile", "long-term", "skills", "tool definitions"}
-    assert layers["tool definitions"]["records"] == 7 and layers["tool definitions"]["tokens"] > 300
+    assert layers["tool definitions"]["records"] == 9 and layers["tool definitions"]["tokens"] > 300
     assert layers["sessions"]["records"] == 6 and layers["sessions"]["tokens"] > 20
     assert layers["long-term"]["records"] == 2 and layers["long-term"]["tokens"] > 50
     assert layers["profile"]["bytes"] > 0
@@ -376,7 +376,7 @@ def test_wipe_one_layer_or_all_with_confirmation(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO("y\n"))
     rc, out, err = _run(capsys, "wipe", str(root), "--layer", "sessions")
     assert rc == 0 and "wiped the sessions layer" in out
-    assert "wipe the sessions layer of the data root at %s: 4 files" % root in err
+    assert "wipe the sessions layer of the data root at %s: 5 files" % root in err  # (.tix too)
     files = _files(root)
     assert not [f for f in files if f.startswith("sessions")] and os.path.isdir(root / "sessions")
     assert "memory/memory_records.jsonl" in files and "memory/user.md" in files

@@ -73,6 +73,10 @@ def _cases(p):
         ("inspect a missing port", ["inspect", "-p", miss]),
         ("demo kept in a file", ["demo", "--keep", f]),
         ("import into a file as port", ["import", bundle, "-p", f]),
+        ("why on a file", ["why", f, "mem-1"]),
+        ("why on a missing path", ["why", miss, "mem-1"]),
+        ("why without an id", ["why", root]),
+        ("why of an id the records do not hold", ["why", root, "mem-1-0001"]),
     ]
     return cases
 

@@ -77,3 +77,30 @@ def test_inspect_recall_on_the_repl(tmp_path, capsys):
     assert insp.recall("cello", root=str(root)) is None
     out = capsys.readouterr().out
     assert "score" in out and "User plays the cello on Sundays" in out
+
+
+def test_why_says_where_a_memory_came_from_and_leaves_the_root_alone(tmp_path, capsys):
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    sid = mem.chats.session_id("uart", "console")
+    mem.sessions.persist(sid, [(1, None, "My sister Anna lives in Porto")], turn_completed=False)
+    a, _ = mem.store.store("User's sister Anna lives in Porto", "family",
+                           by=mem.by(sid, "My sister Anna lives in Porto"))
+    mem.sessions.persist(sid, [(2, None, "Noted.")], turn_completed=True)
+    mem.close()
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "why", str(root), a["id"])
+    assert rc == 0
+    assert out.splitlines()[1:] == ['%s "User\'s sister Anna lives in Porto"' % a["id"],
+                                    'First stored by the model after a message in session %s on %s: '
+                                    '"My sister Anna lives in Porto".' % (sid, out.split(" on ")[1][:10])]
+    rc, out, _ = _run(capsys, "why", str(root), a["id"], "--json")
+    got = json.loads(out)["why"]
+    assert rc == 0 and got["origin"]["text"] == "My sister Anna lives in Porto" and got["origin"]["by"] == "tool"
+    rc, out, err = _run(capsys, "why", str(root), "mem-404")
+    assert rc == 1 and err.startswith("claw-memory: no memory mem-404 in the records of ")
+    rows = insp.items(root=str(root), rows=True)
+    assert rows[0]["from"].startswith("session default_01, ") and rows[0]["expires"] == ""
+    lt = [x for x in insp.stats(root=str(root), rows=True)["layers"] if x["layer"] == "long-term"][0]
+    assert (lt["records"], lt["capacity"]) == (1, 128), "how full the store is"
+    assert _digest(root) == before, "why and inspect change nothing"

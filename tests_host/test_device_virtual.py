@@ -69,7 +69,7 @@ def test_cli_reads_the_board(board, capsys):
     assert [h["text"] for h in data["sessions"][0]["history"]] == ["hello board", "hello host"]
     assert [i["content"] for i in data["items"]] == ["User owns an ESP32"]
     # the board transfer says what it does (one status line when not on a terminal)
-    assert "reading 10 files" in err and "from %s:%s" % (board.port, DEV_ROOT) in err, err
+    assert "reading 11 files" in err and "from %s:%s" % (board.port, DEV_ROOT) in err, err
     rc, out, err = _cli(capsys, "stats", "-p", board.port, "--device-root", DEV_ROOT, "--json")
     data = json.loads(out)
     assert rc == 0 and {l["layer"] for l in data["layers"]} >= {"sessions", "long-term"}
@@ -159,7 +159,7 @@ def test_wipe_on_the_board(board, capsys):
     rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions")
     assert rc == 2 and "pass --yes" in err
     rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions", "--yes")
-    assert rc == 0 and "wiped the sessions layer of %s:%s: 3 files" % (board.port, root) in out, out
+    assert rc == 0 and "wiped the sessions layer of %s:%s: 4 files" % (board.port, root) in out, out
     assert _mp(board, "import os; print(os.listdir(%r))" % (root + "/sessions")).strip() == "[]"
     rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "-y")
     assert rc == 0 and "wiped every layer" in out

@@ -45,6 +45,14 @@ def test_console_agent(tmp_path):
     mem = claw_memory.open(str(tmp_path / "data"), create=False)
     assert mem.chats.aliases("uart", "console") == ("work", ["default_01", "work"])
     assert [i["content"] for i in mem.store.list()] == ["I like jasmine tea"]
+    # /memory undo takes back the last change; an incognito session remembers nothing
+    talk = ("remember: I play the oboe\n/memory undo\n/session new --incognito secret\n"
+            "remember: a secret\n/session list\n/session switch work\nwhat do you know?\n")
+    out = _micropython("console_agent.py", ["data"], stdin=talk, cwd=str(tmp_path))
+    assert 'Undone (store): "I play the oboe" is forgotten.' in out
+    assert "Started an incognito session: secret." in out and "* secret (incognito, current)" in out
+    assert "pip> I could not: This session is incognito" in out
+    assert "pip> I know: I like jasmine tea" in out.rsplit("Switched to session: work", 1)[1]
 
 
 def test_lite_mode(tmp_path):

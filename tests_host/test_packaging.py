@@ -114,7 +114,7 @@ assert ok and json.loads(out)["name"] == "user"
 assert mem.session_command("uart", "console", "new trip").startswith("Started")
 assert [m["content"] for m in got["Session History"][0].messages()] == ["hello", "hi"], got
 assert got["Long-term Memory"].startswith("### Long-term Memory")
-assert sorted(t for t in tools) == ["profile_read", "profile_update", "session_command"]
+assert sorted(t for t in tools) == ["memory_search", "profile_read", "profile_update", "session_command"]
 mem.close()
 print("LOADED " + json.dumps(sorted(m for m in sys.modules if m.startswith("claw_memory"))))
 """

@@ -139,6 +139,13 @@ def test_the_api_comments_say_what_the_calls_return(tmp_path, monkeypatch):
     assert all("id" in r for r in by_call["list(mem.sessions.list())"]), "each session's id"
     assert by_call["mem.store.forget(item[\"id\"])"][1] is True
     assert set(by_call["list(mem.store.labels())"][0]) == {"summary_id", "label", "ref_count"}
+    why = by_call['mem.store.why(trip["id"])']
+    assert set(why) == {"id", "content", "active", "origin", "changes"} and why["changes"] == []
+    assert set(why["origin"]) == {"by", "session", "at", "text", "missing"}
+    assert why["origin"]["text"] == "I'm in Paris this week"
+    undone = by_call["mem.store.undo(sid)"]
+    assert (undone["changed"], undone["undone"], undone["evicted"]) == (True, "store", [])
+    assert [(i["id"], how) for i, how in undone["items"]] == [(ns["trip"]["id"], "forgotten")]
 
 
 @pytest.fixture

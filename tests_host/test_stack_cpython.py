@@ -98,5 +98,7 @@ def test_extraction_through_the_real_client(tmp_path, kind):
     assert stats["errors"] == 1 and stats["timeouts"] == 1
     assert [i["content"] for i in items] == ["User is learning Japanese"]
     first = srv.requests[0].body
-    assert first["messages"][-1]["content"].startswith("Existing summary labels:\n- (empty)\n")
+    # the host's clock is set: the message starts with the day (docs/CONTRACT.md, the extraction call)
+    head, rest = first["messages"][-1]["content"].split("\n", 1)
+    assert head.startswith("Today: ") and rest.startswith("Existing summary labels:\n- (empty)\n")
     assert "tools" not in first

@@ -31,7 +31,10 @@ FIRMWARE = {"array", "asyncio", "binascii", "errno", "gc", "hashlib", "io", "jso
 OPTIONAL = {
     ("claw_memory.memory", "claw_memory.store"): "mode='full' only (LITE: when the store is installed)",
     ("claw_memory.memory", "claw_memory.extract"): "mode='full' only",
-    ("claw_memory.memory", "claw_memory.memory_tools"): "mode='full' only",
+    ("claw_memory.wiring", "claw_memory.memory_tools"): "mode='full' only",
+    ("claw_memory.wiring", "claw_memory.memory_text"): "mode='full' only (/memory commands)",
+    ("claw_memory.inspect", "claw_memory.provenance"): "an item's origin: a root with a store only",
+    ("claw_memory.inspect", "claw_memory.memory_text"): "why(): a root with a store only",
 }
 
 
@@ -194,8 +197,8 @@ def test_the_layer_check_names_the_offending_import():
     table, _ = tier_table()
     assert table["text.py"][0] > table["memory.py"][0] > table["agent.py"][0]
     wrong = upward(lambda f: imports(f) + ([("claw_memory.memory", 7, False)] if f == "text.py" else []))
-    assert [w for w in wrong if w.startswith("claw_memory/text.py")] == ["claw_memory/text.py:7 imports claw_memory.memory (tier '__init__.py memory.py'), "
-                     "above its own tier 'text.py jsonraw.py terms.py fsutil.py paths.py _compat.py'"], wrong
+    assert [w for w in wrong if w.startswith("claw_memory/text.py")] == ["claw_memory/text.py:7 imports claw_memory.memory (tier '__init__.py memory.py wiring.py'), "
+                     "above its own tier 'text.py jsonraw.py terms.py dates.py fsutil.py paths.py _compat.py'"], wrong
 
 
 # -- the installable pieces ----------------------------------------------------------------
@@ -229,7 +232,7 @@ def test_the_pieces():
     llm, llm_deps = load("package-llm.json")
     every, every_deps = load("package.json")
     assert lite < full and lite < agent and lite < llm, "each piece installs with lite"
-    assert full - lite == {"extract.py", "item.py", "memory_tools.py"} | {
+    assert full - lite == {"extract.py", "item.py", "memory_tools.py", "memory_text.py", "provenance.py"} | {
         f for f in MODULES.values() if f.startswith("store/")}
     assert agent - lite == {"agent.py"}
     assert llm - lite == {f for f in MODULES.values() if f.startswith("llm/")}

@@ -52,12 +52,18 @@ _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py",
-          _MP + "test_prompt_values.py", _MP + "test_store_catalog.py"]
+          _MP + "test_prompt_values.py", _MP + "test_store_catalog.py", _MP + "test_undo.py", _MP + "test_provenance.py",
+          _MP + "test_expiry.py", _MP + "test_undo_powercut.py"]
+_TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
+          "tests_host/test_prompt_unchanged.py"]
+_SEARCH = [_MP + "test_search.py", _MP + "test_search_powercut.py", _MP + "test_provenance.py",
+           "tests_host/test_search_bench.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
     "session/": _SESSION,
-    "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py"],
+    "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py",
+                                    _MP + "test_incognito.py"],
     "session/listing": _SESSION + [_MP + "test_inspect.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,
@@ -66,7 +72,19 @@ TESTS = {
     "session/window": _STREAM,
     "store/": _STORE,
     "store/rank": [_MP + "test_recall_rank.py", _MP + "test_store_faults.py"],
-    "providers": [_MP + "test_auto_recall.py", _MP + "test_agent.py"],
+    "session/tix": _SEARCH,
+    "session/indexer": _SEARCH,
+    "session/search": _SEARCH,
+    "session/archive": _SEARCH + [_MP + "test_session_pending.py"],
+    "session/compact": _SESSION + _SEARCH,
+    "session/replay": _SESSION + [_MP + "test_search.py"],
+    "session/deletion": _SESSION + _SEARCH,
+    "session/origin": _TRUST,
+    "session/ram": _TRUST,
+    "dates": _TRUST,
+    "provenance": _TRUST + [_MP + "test_store.py"],
+    "memory_text": _TRUST,
+    "providers": [_MP + "test_auto_recall.py", _MP + "test_agent.py"] + _TRUST,
     "fsutil": [_MP + "test_fsutil.py", _MP + "test_fsutil_cuts.py", _MP + "test_store_faults.py",
                _MP + "test_store_items.py", _MP + "test_session.py", _MP + "test_store.py"],
     "text": [_MP + "test_text.py", _MP + "test_session.py", _MP + "test_store.py", _MP + "test_session_records.py",
@@ -74,15 +92,17 @@ TESTS = {
              _MP + "test_store_items.py", _MP + "test_store_labels.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
-             "tests_host/test_bundle_fields.py"],
-    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"],
+             "tests_host/test_bundle_fields.py", _MP + "test_provenance.py", _MP + "test_undo.py"],
+    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"] + _TRUST,
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
-                     _MP + "test_corpus.py"],
-    "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py"],
+                     _MP + "test_corpus.py"] + _TRUST,
+    "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py", _MP + "test_expiry.py"],
     "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py",
              _MP + "test_session_records.py"],
-    "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py"],
-    "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py"],
+    "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py",
+              _MP + "test_incognito.py"],
+    "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py",
+              _MP + "test_incognito.py", _MP + "test_provenance.py"],
     # the LLM clients: test_llm_mp.py runs them under MicroPython with micropython-lib's
     # aiohttp (TLS, sockets, the answer reader); it needs CLAW_MPLIB, and main() refuses to
     # run mutants mapped to it without one rather than let them meet a skipped module

@@ -10,6 +10,6 @@
 
 from ..core import BLOCK_TEXT
 from .format import file_name, is_log_name
-from .sessions import HISTORY_TOKENS, SIZE_LIMIT, Sessions
+from .sessions import ARCHIVE_LIMIT, HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
-__all__ = ("BLOCK_TEXT", "HISTORY_TOKENS", "SIZE_LIMIT", "Sessions", "file_name", "is_log_name")
+__all__ = ("ARCHIVE_LIMIT", "BLOCK_TEXT", "HISTORY_TOKENS", "SIZE_LIMIT", "Sessions", "file_name", "is_log_name")

@@ -81,8 +81,12 @@ def target(limit, turn, newest_tools=0):
     return max(base, min(base + newest_tools, room))
 
 
-def compact(log, st, size_limit, note):
-    """Compact the session; returns its new State, or None when it was blocked instead."""
+def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
+    """Compact the session; returns its new State, or None when it was blocked instead.
+    With `archive_limit`, the whole turns dropped move to a new archive segment (the live
+    segments of the data root kept within that many bytes; archive.py); `limit`: the record
+    bound (records over it are indexed by their first bytes); `now`: the time the catalog
+    gives the segment."""
     idx = log + fmt_.IDX
     plan = _Plan(log, st)
     planned = newest_tools = older_tools = i = 0
@@ -99,6 +103,7 @@ def compact(log, st, size_limit, note):
     if planned > goal and older_tools:
         plan.last_tool = None  # old tool results go before any dialogue
         planned -= older_tools
+    cut_off = 0
     if planned > goal:
         # Drop the oldest turns, never the newest, until the rest is under the goal.
         dropped = i = 0
@@ -107,9 +112,11 @@ def compact(log, st, size_limit, note):
         try:
             for off, ln, kind, fmt in it:
                 if i >= plan.newest:
+                    cut_off = off
                     break
                 if kind == USER and i > 0 and planned - dropped <= goal:
                     cut = i
+                    cut_off = off
                     break
                 if plan.keep(i, kind):  # (plan.cut is still 0: what the rule keeps)
                     dropped += ln
@@ -123,6 +130,19 @@ def compact(log, st, size_limit, note):
         fsutil.write_file(log + fmt_.BLOCKED, b"")
         note("%s: blocked, %d bytes after compaction" % (log, planned))
         return None
+    # With an archive, every record dropped goes to a new segment: the whole turns before
+    # `cut_off` as they are, then the tool records of later turns that the rule drops.
+    seg = cut_off
+    if archive_limit:
+        for off, ln, to, at in _moves(log, st, plan, cut_off, True):
+            if at >= cut_off:
+                seg += ln
+    arch = 0 < seg <= archive_limit
+    indexed = arch or fsutil.size(log + fmt_.TIX) >= 0
+    if indexed:
+        from . import indexer
+
+        indexer.update(log, limit, st.log_size)  # the records since its last block
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = i = 0
     with open(log, "rb") as lf, open(log + fmt_.TMP, "wb") as f, open(idx + fmt_.TMP, "wb") as iout:
@@ -137,11 +157,92 @@ def compact(log, st, size_limit, note):
             i += 1
         ents.flush()
         out.flush()
-    fsutil.commit(log + fmt_.COMMIT, [log, idx])
     kept = ents.n
     out = ents = None  # rebase_pending needs a buffer of its own
+    segment = None
+    if arch:
+        from . import archive
+
+        d, name = log.rsplit("/", 1)
+        entries, n = archive.plan(d, name, seg, archive_limit, now)
+        archive.begin(d, name, n)
+        segment = archive.seg_path(d, name, n)
+        out = fsutil.Buffered()
+        with open(segment, "wb") as f:
+            out.f = f
+            _segment(out, log, st, plan, cut_off)
+            out.flush()
+        out = None
+    tix_ok = indexed and _text_indexes(log, st, plan, cut_off, segment, limit)
+    if arch:
+        archive.write_catalog(d, entries, tmp=True)
+        archive.commit(d)
+        archive.finish(d, name)
+        note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
+    else:
+        fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
+    if indexed and not tix_ok:
+        fsutil.remove(log + fmt_.TIX)  # it no longer names its log's records
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size, new.pend_file = st.pend, st.pend_size, st.pend_file
     rebase_pending(log, new)
     note("%s: compacted to %d bytes, %d records (%d oldest dropped)" % (log, pos, kept, plan.cut))
     return new
+
+
+def _moves(log, st, plan, cut_off, arch):
+    """(old offset, length, offset in the new log or -1, offset in the archive segment or
+    -1) of every record of the old log, in order."""
+    pos = i = 0
+    at = cut_off  # the segment: the log's first cut_off bytes, then the later dropped records
+    for off, ln, kind, fmt in each(log, st):
+        if plan.keep(i, kind):
+            yield off, ln, pos, -1
+            pos += ln
+        elif not arch:
+            yield off, ln, -1, -1
+        elif off < cut_off:
+            yield off, ln, -1, off
+        else:
+            yield off, ln, -1, at
+            at += ln
+        i += 1
+
+
+def _segment(out, log, st, plan, cut_off):
+    # The archive segment's bytes: as _moves places them.
+    with open(log, "rb") as f:
+        out.copy(f, 0, cut_off)
+        for off, ln, to, at in _moves(log, st, plan, cut_off, True):
+            if at >= cut_off:
+                out.copy(f, off, ln)
+
+
+def _text_indexes(log, st, plan, cut_off, segment, limit):
+    """The new log's text index as `.tix.tmp` (and the archive segment's, when there is one,
+    as its `.tix`) from the old one's blocks; False when that cannot be done (they are then
+    indexed again when next searched)."""
+    from . import indexer, tix
+
+    arch = segment is not None
+    aout = fsutil.Buffered() if arch else None
+    try:
+        with open(log + fmt_.TIX_TMP, "wb") as f, (
+                open(segment + fmt_.TIX, "wb") if arch else fsutil.Nothing()) as af:
+            out = fsutil.Buffered(f)
+            out.write(tix.MAGIC)
+            if arch:
+                aout.f = af
+                aout.write(tix.MAGIC)
+            ok = indexer.remap(log, log + fmt_.TMP, segment, _moves(log, st, plan, cut_off, arch),
+                               cut_off if arch else 0, out, aout, limit)
+            out.flush()
+            if arch:
+                aout.flush()
+    except Exception:  # noqa: BLE001 -- a damaged old index: derived, made again when searched
+        ok = False
+    if not ok:
+        fsutil.remove(log + fmt_.TIX_TMP)
+        if arch:
+            fsutil.remove(segment + fmt_.TIX)
+    return ok

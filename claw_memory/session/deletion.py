@@ -1,4 +1,5 @@
-# claw_memory.session.deletion: a session's files removed all or nothing across a power cut.
+# claw_memory.session.deletion: a session's files (its archive segments too) removed all or
+# nothing across a power cut.
 # MIT license
 #
 # A journal in the sessions folder (`.deleting`, holding the log's name) is written before the
@@ -11,8 +12,11 @@ from . import format as fmt_
 
 def remove(directory, log):
     """Remove the session of `log` under its journal; True if any of its files existed."""
+    from .archive import segments
+
     journal = directory + "/" + fmt_.DELETING
-    found = fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
+    found = (fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)
+             or bool(segments(directory, log.rsplit("/", 1)[-1])))
     if found:
         fsutil.makedirs(directory)
         fsutil.write_file(journal, log.rsplit("/", 1)[-1].encode())
@@ -40,8 +44,15 @@ def settle(directory):
 
 def _remove_files(log):
     """Remove a session's files; True if any existed. Temp files and the journal first (a
-    journal would resurrect them), the log and its index, the block marker last."""
+    journal would resurrect them), its archive segments, the log and its indexes, the block
+    marker last."""
+    from .archive import drop_session
+
     found = False
-    for suffix in fmt_.LEFTOVERS + (fmt_.PEND, "", fmt_.IDX, fmt_.BLOCKED):
+    for suffix in fmt_.LEFTOVERS:
+        found = fsutil.remove(log + suffix) or found
+    d, name = log.rsplit("/", 1)
+    found = drop_session(d, name) or found
+    for suffix in (fmt_.PEND, "", fmt_.IDX, fmt_.TIX, fmt_.BLOCKED):
         found = fsutil.remove(log + suffix) or found
     return found

@@ -31,16 +31,18 @@ PEND = ".pending"  # the unfinished turn
 BLOCKED = ".blocked"  # the block marker
 COMMIT = ".commit"  # the journal of a rewrite of the log and its index together
 TMP = fsutil.TMP  # a file's next version while it is written (fsutil.replace, rewrites)
-IDX_TMP = IDX + TMP
-PEND_TMP = PEND + TMP
-LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)  # what interrupted rewrites leave, journal first
-DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
 # Ours, derived or moved out of the log; ESP-Claw opens a session's files by name and never
 # lists the folder, so it neither sees nor removes these:
-TIX = ".tix"  # the log's text index (session/tix.py)
-ARC = ".arc"  # the archive: whole turns compaction moved out of the log
-ARC_TIX = ARC + TIX  # the archive's text index
-
+TIX = ".tix"  # a text index (session/tix.py): `<log>.tix`, and `<log>.arc<N>.tix`
+ARC = ".arc"  # `<log>.arc<N>`: archive segment N, turns compaction moved out of the log
+IDX_TMP = IDX + TMP
+PEND_TMP = PEND + TMP
+TIX_TMP = TIX + TMP
+# What interrupted rewrites leave, journal first:
+LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP, TIX_TMP)
+DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
+ARCHIVING = ".archiving"  # in the sessions folder: the commit of a compaction into the archive
+CATALOG = "archive.list"  # in the sessions folder: the archive segments of the data root
 CLOSER = b"\x00\n"  # ends a torn tail before the next append: NUL is never valid JSON
 PEND_END = b"\x00"  # ends a pending file rewritten in place over a longer, older one
 _CHUNK = const(64)  # index entries read per chunk
@@ -79,6 +81,17 @@ def file_name(session_id):
 def is_log_name(name):
     """Whether `name` (no folder) is a session log's file name."""
     return "/" not in name and name.startswith("s_") and name.endswith(".log")
+
+
+def segment_of(name):
+    """(log name, N) of an archive segment's file name `<log>.arc<N>` (or of its text index,
+    `<log>.arc<N>.tix`), else None."""
+    if name.endswith(TIX):
+        name = name[: -len(TIX)]
+    log, sep, n = name.rpartition(ARC)
+    if sep and n.isdigit() and is_log_name(log):
+        return log, int(n)
+    return None
 
 
 def name_key(log):

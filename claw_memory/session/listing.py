@@ -1,4 +1,5 @@
-# claw_memory.session.listing: every session, with the id a chat map gives it, one at a time.
+# claw_memory.session.listing: every session, with the id a chat map gives it, one at a time;
+# a session's stat without repairing it; the files a search reads.
 # MIT license
 #
 # RAM: one word per session file, a sorted list of the 30-bit keys (format.name_key) of the
@@ -6,8 +7,10 @@
 # whose key equals a named one's, about 1 in 10**9 per pair, is not listed.
 
 from .. import fsutil
-from .._compat import ilistdir
+from .._compat import const, ilistdir
 from . import format as fmt_
+
+_NAMED_MAX = const(4096)  # named sessions a whole-root search keeps apart from the unnamed
 
 
 def rows(sessions):
@@ -24,7 +27,7 @@ def rows(sessions):
         except ValueError:  # an id no session can have
             log = None
         if log is not None:
-            row = sessions._peek(log)
+            row = peek(sessions, log)
             if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
                 keys[n] = fmt_.name_key(log)  # its file comes again below
                 n += 1
@@ -35,9 +38,9 @@ def rows(sessions):
         del keys[n:]
         keys.sort()
     for log in logs(sessions.dir):
-        if keys and _has(keys, fmt_.name_key(log)):
+        if keys and has(keys, fmt_.name_key(log)):
             continue
-        row = sessions._peek(log)
+        row = peek(sessions, log)
         row["id"] = None
         yield row
 
@@ -74,8 +77,8 @@ def _next(it):
         return None
 
 
-def _has(keys, k):
-    # Binary search of a sorted list.
+def has(keys, k):
+    """Whether the sorted list `keys` holds k (binary search)."""
     lo, hi = 0, len(keys)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -84,3 +87,87 @@ def _has(keys, k):
         else:
             hi = mid
     return lo < len(keys) and keys[lo] == k
+
+
+def peek(sessions, log):
+    """A session's stat without repairing it, in few file lookups (littlefs looks a name up
+    by reading the directory: with thousands of sessions, lookups are the cost)."""
+    from . import pending, repair
+
+    if log in sessions._cache:
+        return sessions._stat(log)
+    size = fsutil.size(log)
+    records = _indexed(log, size)
+    if records < 0:  # the index does not end where the log does: what an open would find
+        records = repair.analyse(log, sessions.max_record_bytes).report()["records"]
+    pend = 0
+    if fsutil.size(log + fmt_.PEND) >= 0:
+        pend = pending.Pending(log, sessions.max_record_bytes).records
+    return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
+            "pending": pend, "blocked": fsutil.exists(log + fmt_.BLOCKED)}
+
+
+def _indexed(log, size):
+    """Entries of a sound index whose last record ends where the log does (nothing for an
+    open to re-index), else -1."""
+    if size <= 0:
+        return 0 if size < 0 and fsutil.size(log + fmt_.IDX) < 0 else -1
+    try:
+        with open(log + fmt_.IDX, "rb") as f:
+            head = f.read(fmt_.HDR)
+            n = f.seek(0, 2)
+            count = fmt_.entry_count(n)
+            if head != fmt_.HEADER or (n - fmt_.HDR) % fmt_.ENT or not count:
+                return -1
+            off, ln = fmt_.entry_at(f, count - 1)
+    except OSError:
+        return -1
+    return count if off + ln == size else -1
+
+
+def search_files(sessions, ids):
+    """What a search reads: (id, path, archived, end, order, being written, check) of the
+    logs and archive segments of the sessions `ids` (None: the sessions the chat maps name,
+    then every other log in the folder, by its file name; search.search says what each
+    field means)."""
+    from . import archive
+
+    entries = archive.read(sessions.dir)
+    if ids is None:
+        keys = []  # one word per named session: their files are not listed twice
+        for sid in sessions.names() if sessions.names is not None else ():
+            try:
+                log = sessions.path(sid)
+            except ValueError:  # an id no session can have
+                continue
+            if len(keys) < _NAMED_MAX:
+                keys.append(fmt_.name_key(log))
+            yield from _files_of(sessions, sid, log, entries)
+        keys.sort()
+        for log in logs(sessions.dir):
+            if not has(keys, fmt_.name_key(log)):
+                yield from _files_of(sessions, None, log, entries)
+    else:
+        for sid in ids:
+            yield from _files_of(sessions, sid, None, entries)
+
+
+def _files_of(sessions, sid, log, entries):
+    from . import archive
+
+    if log is None:
+        try:  # a session id, or the file name a search gave a session no chat map names
+            log = sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)
+        except ValueError:  # an id no session can have
+            return
+    name = log.rsplit("/", 1)[-1]
+    sid = sid or name
+    for seq, seg, size in archive.segments(sessions.dir, name, entries):
+        yield sid, seg, True, size, seq, False, False  # (never appended to: trusted)
+    st = sessions._cache.get(log)
+    if st is not None:
+        sessions._flushed(log)
+        if st.log_size > 0:
+            yield sid, log, False, st.log_size, 1 << 20, True, st.tix_end < 0
+    else:
+        yield sid, log, False, -1, 1 << 20, False, True  # (a missing log is passed over)

@@ -267,7 +267,8 @@ def settle(log):
     A lone `.idx.tmp` whose index is gone is adopted when whole; a lone `.log.tmp` never is.
     A pending file rewritten by `Pending.settle` or `rebase_pending` and cut inside FAT's
     remove-then-rename is adopted when its header is whole."""
-    fsutil.recover([log, log + fmt_.IDX], journal=log + fmt_.COMMIT, valid=fmt_.whole_index)
+    fsutil.recover([log, log + fmt_.IDX, log + fmt_.TIX], journal=log + fmt_.COMMIT,
+                   valid=fmt_.whole_index)
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
 
 
@@ -283,3 +284,21 @@ def open_state(log, limit, note, deep=False):
     if deep and plan.log_damage():
         rebase_pending(log, st)
     return st, plan, pend
+
+
+def verify(log, limit):
+    """Sessions.verify's report: what `repair` would do."""
+    rep = analyse(log, limit, deep=True).report()
+    rep.update(Pending(log, limit).report())
+    rep["leftovers"] = leftovers(log)
+    return rep
+
+
+def repair(log, limit, note):
+    """Sessions.repair: (the repaired State, the report of what was done)."""
+    left = leftovers(log)
+    st, plan, pend = open_state(log, limit, note, deep=True)
+    rep = plan.report()
+    rep.update(pend.report())
+    rep["leftovers"] = left
+    return st, rep

@@ -5,7 +5,6 @@
 from .. import text
 from .._compat import const
 from ..core import FINAL, USER
-from ..fsutil import Nothing
 from ..messages import classify, visible_text
 from .state import each, pending, read
 
@@ -21,51 +20,60 @@ def check_page(before, limit):
         raise ValueError("before must be a non-negative integer")
 
 
-def page(log, st, before, limit, max_record):
+def page(log, st, before, limit, max_record, segments=()):
     """A page of visible user/assistant text, newest page by default (ESP-Claw's UI API):
-    {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}."""
-    # Visible records: user and final answers, logged first, then the pending turn's.
+    {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}. The
+    archive segments (paths, oldest first) come before the log: older pages continue there."""
     total = 0
-    for off, ln, kind, fmt in each(log, st):
-        total += kind == USER or kind == FINAL
-    logged = total
-    for kind, fmt, body in pending(log, st):
-        total += kind == USER or kind == FINAL
+    for _ in _visible(log, st, segments, max_record):
+        total += 1
     end = before if 0 < before < total else total
     start = max(0, end - limit)
     picked = []
-    ordinal = 0
-    for off, ln, kind, fmt in each(log, st):
-        if kind == USER or kind == FINAL:
-            if start <= ordinal < end:
-                picked.append((ordinal, kind, off, ln))
-            ordinal += 1
-    for kind, fmt, body in pending(log, st):
-        if kind == USER or kind == FINAL:
-            if start <= ordinal < end:
-                picked.append((ordinal, kind, -1, body))
-            ordinal += 1
+    for ordinal, rec in enumerate(_visible(log, st, segments, max_record)):
+        if start <= ordinal < end:
+            picked.append((ordinal,) + rec)
+        elif ordinal >= end:
+            break
     msgs = []
     used = 0
-    with open(log, "rb") if logged else Nothing() as lf:
-        for ordinal, kind, off, ln in reversed(picked):
-            if off < 0:
-                obj = text.json_value(ln)
-            elif ln > _PAGE_RECORD_MAX + 1:
-                obj = {"content": "[message too large to show]"}  # not the whole page
-            else:
-                obj = read(lf, off, ln, max_record)
-            txt = visible_text(obj.get("content")) if isinstance(obj, dict) else ""
-            n = len(txt.encode())
-            if msgs and used + n > _PAGE_TEXT_MAX:
-                start = ordinal + 1
-                break
-            used += n
-            msgs.append({"seq": ordinal + 1, "role": "user" if kind == USER else "assistant",
-                         "text": txt})
+    for ordinal, path, off, ln, kind in reversed(picked):
+        if path is None:
+            obj = text.json_value(ln)
+        elif ln > _PAGE_RECORD_MAX + 1:
+            obj = {"content": "[message too large to show]"}  # not the whole page
+        else:
+            with open(path, "rb") as f:
+                obj = read(f, off, ln, max_record)
+        txt = visible_text(obj.get("content")) if isinstance(obj, dict) else ""
+        n = len(txt.encode())
+        if msgs and used + n > _PAGE_TEXT_MAX:
+            start = ordinal + 1
+            break
+        used += n
+        msgs.append({"seq": ordinal + 1, "role": "user" if kind == USER else "assistant",
+                     "text": txt})
     msgs.reverse()
     return {"total": total, "revision": total, "next_before": start, "has_more": start > 0,
             "messages": msgs}
+
+
+def _visible(log, st, segments, max_record):
+    # (path, offset, length, type) of the visible records (users' and final answers) of the
+    # archive segments, the log, then (path None, -1, JSON bytes, type) the pending turn's.
+    if segments:
+        from .indexer import records
+
+        for seg in segments:
+            for off, ln, kind in records(seg, max_record):
+                if kind == USER or kind == FINAL:
+                    yield seg, off, ln, kind
+    for off, ln, kind, fmt in each(log, st):
+        if kind == USER or kind == FINAL:
+            yield log, off, ln, kind
+    for kind, fmt, body in pending(log, st):
+        if kind == USER or kind == FINAL:
+            yield None, -1, body, kind
 
 
 def records(log, st, limit):

@@ -7,7 +7,7 @@
 # time by offset.
 
 from .. import fsutil
-from .._compat import const
+from .._compat import const, unix_time
 from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
 from . import format as fmt_
 
@@ -20,6 +20,7 @@ _DELETIONS = const(32)  # deletions remembered for requests that were running (d
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
+ARCHIVE_LIMIT = const(1048576)
 
 
 class Sessions:
@@ -29,22 +30,33 @@ class Sessions:
     `.log.pending` file, and the batch that completes the turn moves the whole turn into the
     `.log` with one append. Index entries are appended every `index_every` completed turns,
     when the session leaves the cache, before compaction and on `close()`; after a power cut
-    the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md)."""
+    the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md).
+
+    `search_index`: the text index of each log (`.tix`) is kept up to date as turns are
+    persisted (False: a search indexes what it needs). `archive_limit`: the whole turns a
+    compaction drops move to an archive segment, searchable and pageable, the segments of
+    the data root kept within that many bytes, oldest first (0: dropped, as ESP-Claw)."""
 
     def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
-                 size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None):
+                 size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None,
+                 archive_limit=ARCHIVE_LIMIT, search_index=True, clock=unix_time):
         if max_message_chars < 1:
             raise ValueError("max_message_chars must be positive")
         if index_every < 1:
             raise ValueError("index_every must be positive")
         if history_tokens is not None and (not isinstance(history_tokens, int) or history_tokens < 0):
             raise ValueError("history_tokens must be a non-negative integer or None")
+        if not isinstance(archive_limit, int) or archive_limit < 0:
+            raise ValueError("archive_limit must be a non-negative integer")
         self.dir = directory
         self.max_message_chars = max_message_chars
         self.max_record_bytes = max_record_bytes
         self.size_limit = size_limit
         self.index_every = index_every
         self.history_tokens = history_tokens or 0
+        self.archive_limit = archive_limit
+        self.search_index = bool(search_index)
+        self.clock = clock
         self._log = log
         self._cache = {}
         self._order = []
@@ -55,6 +67,7 @@ class Sessions:
         # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
         self.names = None
         self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
+        self._ram = {}  # session id -> ram.Ram of each incognito session
 
     def _note(self, msg):
         note(self._log, msg)
@@ -97,16 +110,31 @@ class Sessions:
         return st
 
     def _remember(self, log, st):
-        from .write import flush_index
         if log not in self._cache:
             self._order.append(log)
         self._cache[log] = st
         if len(self._order) > _CACHE_MAX:
             old = self._order.pop(0)
             try:
-                flush_index(old, self._cache.pop(old))
+                self._flush(old, self._cache.pop(old), False)
             except OSError as e:  # harmless: its unindexed records are re-indexed on open
                 self._note("index of %s not flushed: %r" % (old, e))
+
+    def _flush(self, log, st, whole=True):
+        # The index entries in RAM, then (when kept) the text index: up to the log's end, or
+        # (`whole` False: a session leaving the cache) when write.TAIL bytes wait.
+        from .write import flush_index
+        flush_index(log, st)
+        self._flush_text(log, st, whole)
+
+    def _flush_text(self, log, st, whole):
+        if not self.search_index:
+            return
+        from .write import flush_text
+        try:
+            flush_text(log, st, self.max_record_bytes, whole)
+        except Exception as e:  # noqa: BLE001 -- derived: a search indexes what it lacks
+            self._note("text index of %s not written: %r" % (log, e))
 
     def _forget(self, log):
         self._cache.pop(log, None)
@@ -129,6 +157,8 @@ class Sessions:
         written; SessionBlocked: the session is blocked; OSError, MemoryError: the append
         failed). What follows a successful append (the index, the pending file's removal,
         a compaction) is retried later when it fails: the records are kept once either way."""
+        if session_id in self._ram:  # incognito: nothing reaches flash
+            return self._ram[session_id].persist(records, turn_completed, backend)
         from . import write
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
@@ -149,13 +179,23 @@ class Sessions:
             self._forget(log)
             raise
         try:
-            write.after_turn(log, st, self.index_every)
+            if write.after_turn(log, st, self.index_every):
+                self._flush_text(log, st, False)
             if st.log_size > self.size_limit:
                 return self._compact(log, st)
         except Exception as e:  # noqa: BLE001 -- the turn is on flash: success all the same
             self._forget(log)  # the next use reopens and settles (pending, index, compaction)
             self._note("%s: housekeeping after a persisted turn failed, retried later: %r" % (log, e))
         return None
+
+    def search(self, query, limit=5, session_ids=None):
+        """Records of the sessions `session_ids` (None: every session in the folder) and their
+        archives that hold the query's terms, best first (BM25, session/search.py): a list of
+        {"session","role","text","score","archived","offset"} (`offset`: in the log, or in
+        the archive segment for an archived record). The pending turn is not searched.
+        Raises ValueError for a query that is not text or a limit out of 1..50."""
+        from .search import run
+        return run(self, query, limit, session_ids)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns
@@ -167,7 +207,8 @@ class Sessions:
         from . import compact as compact_, write
         try:
             write.clear_stale(log, st)
-            new = compact_.compact(log, st, self.size_limit, self._note)
+            new = compact_.compact(log, st, self.size_limit, self._note, self.max_record_bytes,
+                                   self.archive_limit, self.clock())
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
             raise
@@ -178,10 +219,10 @@ class Sessions:
         return None
 
     def flush(self):
-        """Bring every cached session's index up to date (also done by `close`)."""
-        from .write import flush_index
+        """Bring every cached session's index (and text index) up to date (also done by
+        `close`)."""
         for log in self._order:
-            flush_index(log, self._cache[log])
+            self._flush(log, self._cache[log])
 
     def close(self):
         """Flush the indexes and remove stale pending files; the files are then exactly
@@ -214,12 +255,16 @@ class Sessions:
         tool-result arrays flattened into tool messages, records of the other backend
         degraded to text, unpaired tool calls and results left out. [] when there is none.
         (`file`: a session by its file name; `tokens=0`: the whole history.)"""
+        if session_id in self._ram:
+            return self._ram[session_id].messages(backend)
         return self.history(session_id, backend, tokens, file).messages()
 
     def tail(self, session_id, n, backend=OPENAI, file=None):
         """The last `n` messages of the whole history, as `messages(tokens=0)` would end,
         read from the newest records only (a 150 KiB session costs what its last records do):
         for inspection. The window grows until it holds `n` messages or the whole history."""
+        if session_id in self._ram:
+            return self._ram[session_id].messages(backend)[-n:]
         h = self.history(session_id, backend, 0, file)
         want = n
         while True:
@@ -235,17 +280,25 @@ class Sessions:
         from . import replay
         replay.check_page(before, limit)
         log = self.path(session_id)
-        return replay.page(log, self._open(log), before, limit, self.max_record_bytes)
+        st = self._open(log)
+        from .archive import segments
+
+        segs = [p for seq, p, size in segments(self.dir, log.rsplit("/", 1)[-1])]
+        return replay.page(log, st, before, limit, self.max_record_bytes, segs)
 
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
         records (not a chat record, over the size bound) are skipped. For export and inspection."""
+        if session_id in self._ram:
+            return self._ram[session_id].records()
         from . import replay
         log = self._target(session_id, file)
         return replay.records(log, self._open(log), self.max_record_bytes)
 
     def blocked(self, session_id, file=None):
         """Whether the session is blocked (over the limit even after compaction)."""
+        if session_id in self._ram:
+            return False
         log = self._target(session_id, file)
         self._settle()  # a deletion a cut interrupted takes its block marker too
         return fsutil.exists(log + fmt_.BLOCKED)
@@ -255,7 +308,9 @@ class Sessions:
     def delete(self, session_id):
         """Remove the session's files, all or nothing across a power cut: a journal names
         the session first, and the next use of a Sessions finishes a deletion it finds.
-        True if any file existed."""
+        True if any file existed (an incognito session: its history is dropped)."""
+        if self._ram.pop(session_id, None) is not None:
+            return True
         log = self.path(session_id)
         self._forget(log)
         self._settle()
@@ -286,6 +341,13 @@ class Sessions:
         if self._settled:
             return
         self._settled = True
+        if fsutil.size(self.dir + "/" + fmt_.ARCHIVING) >= 0 or fsutil.exists(
+                self.dir + "/" + fmt_.CATALOG + fmt_.TMP):
+            from . import archive
+
+            name = archive.settle(self.dir)
+            if name:
+                self._note("compaction of %s into the archive finished after an interruption" % name)
         if fsutil.size(self.dir + "/" + fmt_.DELETING) >= 0:
             from .deletion import settle
 
@@ -295,7 +357,19 @@ class Sessions:
 
     def stat(self, session_id):
         """{"file","bytes","records","pending","blocked"} of one session (after repair)."""
+        if session_id in self._ram:
+            return self._ram[session_id].stat()
         return self._stat(self.path(session_id))
+
+    def incognito(self, session_id, on=True):
+        """Start an incognito session (on=False: end it and drop its history): history in RAM
+        only, within the token budget, nothing written to flash (ram.py)."""
+        from .ram import start
+        start(self, self._ram, session_id, on)
+
+    def is_incognito(self, session_id):
+        """Whether the session is incognito (its history in RAM only)."""
+        return session_id in self._ram
 
     def _stat(self, log):
         st = self._open(log)
@@ -314,34 +388,13 @@ class Sessions:
         from . import listing
         return listing.rows(self)
 
-    def _peek(self, log):
-        # A session's stat without repairing it, in few file lookups (littlefs looks a name
-        # up by reading the directory: with thousands of sessions, lookups are the cost).
-        from . import pending, repair
-
-        st = self._cache.get(log)
-        if st is not None:
-            return self._stat(log)
-        size = fsutil.size(log)
-        records = _indexed(log, size)
-        if records < 0:  # the index does not end where the log does: what an open would find
-            records = repair.analyse(log, self.max_record_bytes).report()["records"]
-        pend = 0
-        if fsutil.size(log + fmt_.PEND) >= 0:
-            pend = pending.Pending(log, self.max_record_bytes).records
-        return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
-                "pending": pend, "blocked": fsutil.exists(log + fmt_.BLOCKED)}
-
     def verify(self, session_id=None, file=None):
         """What `repair` would do, without repairing: a report dict (the keys of `repair`'s;
         all counts 0, nothing rebuilt and no leftovers when the session is sound)."""
-        from . import pending, repair
+        from . import repair
         log = self._target(session_id, file)
         self._flushed(log)  # our own unindexed records are no damage
-        rep = repair.analyse(log, self.max_record_bytes, deep=True).report()
-        rep.update(pending.Pending(log, self.max_record_bytes).report())
-        rep["leftovers"] = repair.leftovers(log)
-        return rep
+        return repair.verify(log, self.max_record_bytes)
 
     def repair(self, session_id=None, file=None):
         """Check every record and repair the files: index entries dropped or added, the log
@@ -354,51 +407,14 @@ class Sessions:
         log = self._target(session_id, file)
         self._flushed(log)
         self._forget(log)
-        left = repair.leftovers(log)
-        st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note, deep=True)
+        st, rep = repair.repair(log, self.max_record_bytes, self._note)
         self._remember(log, st)
-        rep = plan.report()
-        rep.update(pend.report())
-        rep["leftovers"] = left
         return rep
 
     def restore(self, file, records, blocked=False):
         """Create a session from (type, backend, message JSON) records, written as they are
         (for import; the session must not exist). Raises ValueError for a bad record."""
-        from . import write
+        from .write import restore
         log = self._target(None, file)
-        if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
-            raise ValueError("session %s already exists" % file)
-        data = bytearray()
-        ents = bytearray(fmt_.HEADER)
-        for n, (kind, fmt, message) in enumerate(records):
-            if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
-                    or fmt not in (0, 1, 2, 3)):
-                raise ValueError("record %d: bad type or backend" % n)
-            raw = write.raw_record(n, kind, message, self.max_record_bytes)
-            ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
-            data += raw + b"\n"
-        fsutil.makedirs(self.dir)
-        fsutil.write_file(log, data)
-        fsutil.write_file(log + fmt_.IDX, ents)
-        if blocked:
-            fsutil.write_file(log + fmt_.BLOCKED, b"")
+        restore(log, records, self.max_record_bytes, blocked)
         self._forget(log)
-
-
-def _indexed(log, size):
-    """Entries of a sound index whose last record ends where the log does (nothing for an
-    open to re-index), else -1."""
-    if size <= 0:
-        return 0 if size < 0 and fsutil.size(log + fmt_.IDX) < 0 else -1
-    try:
-        with open(log + fmt_.IDX, "rb") as f:
-            head = f.read(fmt_.HDR)
-            n = f.seek(0, 2)
-            count = fmt_.entry_count(n)
-            if head != fmt_.HEADER or (n - fmt_.HDR) % fmt_.ENT or not count:
-                return -1
-            off, ln = fmt_.entry_at(f, count - 1)
-    except OSError:
-        return -1
-    return count if off + ln == size else -1

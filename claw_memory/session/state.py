@@ -32,6 +32,7 @@ class State:
         self.early = None  # summary lines of the oldest records (window.summary's cache)
         self.checked = None  # (first record, verdicts) of the last request: records checked
         self.done = False  # the pending records were just logged (after_turn marks the file stale)
+        self.tix_end = -1  # where the log's text index ends, -1: not known
 
     def records(self):
         return self.count + len(self.lag) // fmt_.ENT + self.pend

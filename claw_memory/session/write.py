@@ -16,8 +16,9 @@ from ..messages import classify
 from . import format as fmt_
 from .state import pending
 
-LAG_MAX = const(2000)
-_NEST_MAX = const(32)  # brackets in a record above which its nesting is checked  # bytes of unindexed entries kept in RAM before the .idx is appended
+LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
+_NEST_MAX = const(32)  # brackets in a record above which its nesting is checked
+TAIL = const(8192)  # bytes of log after its text index's end before the persist path indexes them
 
 
 def encode(records, max_chars, max_record_bytes):
@@ -171,13 +172,31 @@ def append_turn(log, st, lines, fmt):
 
 def after_turn(log, st, index_every):
     """What follows a logged turn: the pending file is stale (nothing written), and the
-    index entries reach the .idx every `index_every` turns. A failure here loses nothing
-    (the next open removes a stale pending file and indexes the log's tail)."""
+    index entries reach the .idx every `index_every` turns (True when they did: the text
+    index may follow). A failure here loses nothing (the next open removes a stale pending
+    file and indexes the log's tail)."""
     if st.done:
         st.pend, st.pend_size = 0, -1
         st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)
+        return True
+    return False
+
+
+def flush_text(log, st, limit, force=True):
+    """Bring the log's text index up to the log's end: always (`force`), or when at least
+    TAIL bytes wait (a search reads fewer itself)."""
+    if st.log_size <= 0 or (not force and 0 <= st.tix_end and st.log_size - st.tix_end < TAIL):
+        return
+    from . import indexer
+
+    if not force and st.tix_end < 0:
+        with open(log, "rb") as f:
+            st.tix_end = indexer.covered(log, st.log_size, f)
+        if 0 <= st.tix_end and st.log_size - st.tix_end < TAIL:
+            return
+    st.tix_end = indexer.update(log, limit, st.log_size)
 
 
 def clear_stale(log, st):
@@ -213,3 +232,24 @@ def flush_index(log, st):
     st.count += len(st.lag) // fmt_.ENT
     st.lag = bytearray()
     st.lag_turns = 0
+
+
+def restore(log, records, limit, blocked):
+    """Write a session's log and index from (type, backend, message JSON) records, as they
+    are (Sessions.restore: for import; the session must not exist)."""
+    if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
+        raise ValueError("session %s already exists" % log.rsplit("/", 1)[-1])
+    data = bytearray()
+    ents = bytearray(fmt_.HEADER)
+    for n, (kind, fmt, message) in enumerate(records):
+        if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
+                or fmt not in (0, 1, 2, 3)):
+            raise ValueError("record %d: bad type or backend" % n)
+        raw = raw_record(n, kind, message, limit)
+        ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
+        data += raw + b"\n"
+    fsutil.makedirs(log.rsplit("/", 1)[0])
+    fsutil.write_file(log, data)
+    fsutil.write_file(log + fmt_.IDX, ents)
+    if blocked:
+        fsutil.write_file(log + fmt_.BLOCKED, b"")

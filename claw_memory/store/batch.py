@@ -20,18 +20,39 @@ from .read import decorate
 from .table import lowest
 
 _ROWS_MAX = const(1024)  # bytes of batched digest rows kept in RAM before they are written
-_ESP_LINE = const(1024)  # ESP-Claw reads records lines with fgets into 1024 bytes
 _EVICTED = b',"evicted":true}'
+
+
+def session_hash(session_id):
+    """The "s" of a change mark: fnv1a32 of the session id, 8 hex digits."""
+    return "%08x" % text.fnv1a32(text.to_bytes(session_id))
+
+
+def _expiry(v):
+    # An expiry as the caller gives it: unix seconds (0: none).
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF:
+        raise ValueError("expires_at must be unix seconds (0: none)")
+    return v
 
 
 class Batch:
     """Changes written together as one append (Store.batch()); each sees the ones before
-    it, and on an exception inside the `with` nothing is written."""
+    it, and on an exception inside the `with` nothing is written.
 
-    def __init__(self, st):
+    `by`: who makes the change ({"by": "tool" or "extract", "sid": session id, "msg": the
+    user record's key}; None: a program through the API). New items record it as their
+    origin, an update as its edit; every line carries the change's mark ("chg"), which
+    Store.undo() reverts by. After the `with`, `evicted` lists (id, primary label) of the
+    items the batch evicted for capacity."""
+
+    def __init__(self, st, by=None, undoes=0):
         self._st = st  # the State; its `pend` holds this batch's lines
+        self._by = by
+        self._undoes = undoes  # the change number an undo reverts (0: none)
         self._rows = None  # digest rows of the changes: (action, id, extra)
         self._kept = None  # slots this batch returned as duplicates: not evicted by it
+        self._its = None  # (item, slot, evicted) of each line, encoded for good at commit
+        self.evicted = []
 
     def __enter__(self):
         st = self._st
@@ -41,6 +62,8 @@ class Batch:
         st.pend = []
         self._rows = []
         self._kept = []
+        self._its = []
+        self.evicted = []
         return self
 
     def __exit__(self, kind, exc, tb):
@@ -52,9 +75,10 @@ class Batch:
 
     # -- the changes ----------------------------------------------------------------------
 
-    def store(self, content, tags="", keywords="", source="manual", memory_id=None):
+    def store(self, content, tags="", keywords="", source="manual", memory_id=None, expires_at=0):
         st = self._st
         cand = self._candidate(content, tags, keywords, source)
+        cand["expires_at"] = _expiry(expires_at)
         if memory_id is not None:
             itm.check_id(memory_id)
         hit = self._duplicate(cand)
@@ -67,12 +91,15 @@ class Batch:
             if slot >= 0 and st.tab.live[slot]:
                 raise ValueError("memory %s already exists: use update" % memory_id)
         cand["id"] = memory_id or ""
-        self._place(cand, st.clock())
+        now = st.clock()
+        self._place(cand, now)
+        cand["origin"] = self._mark(now)
         self._add(cand, slot)
         self._rows.append(("store", cand["id"], None))
         return decorate(st.cat, cand), True
 
-    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
+    def update(self, memory_id, content=None, tags=None, keywords=None, source=None, expires_at=None):
+        """`expires_at`: None keeps the old version's expiry, 0 clears it."""
         st = self._st
         slot, old = self._active(memory_id)
         rep = self._candidate(
@@ -81,12 +108,18 @@ class Batch:
             old["keywords"] if keywords in (None, "") else keywords,
             source or old["source"],
         )
-        if itm.equivalent(rep, old):
+        rep["expires_at"] = old["expires_at"] if expires_at is None else _expiry(expires_at)
+        if itm.equivalent(rep, old) and rep["expires_at"] == old["expires_at"]:
             return decorate(st.cat, old), False
         now = st.clock()
         hit = self._duplicate(rep, ignore=slot)
         if hit < 0:
             self._place(rep, now)
+            # The chain: the fact's first origin, and (a change made in a session) the version
+            # it replaces and the request that changed it.
+            rep["origin"] = old["origin"]
+            if self._by is not None:
+                rep["prev"], rep["edit"] = memory_id, self._mark(now)
             self._add(rep)
             self._rows.append(("update_store", rep["id"], memory_id))
             result = rep
@@ -106,9 +139,34 @@ class Batch:
         self._rows.append(("forget", memory_id, None))
         return out, True
 
+    def restore(self, tomb):
+        """Make an item active again under its id from its tombstone (an undo: store/undo.py):
+        its fields as they were, its labels referenced again."""
+        st = self._st
+        slot = st.tab.slot(tomb["id"])
+        if slot >= 0 and st.tab.live[slot]:
+            raise ValueError("memory %s is active" % tomb["id"])
+        it = dict(tomb)
+        it["deleted"] = False
+        cat = st.cat
+        it["summary_ids"] = [cat.ensure(lab) for lab in itm.labels(it["tags"])]
+        cat.add_refs(it["summary_ids"], 1)
+        self._add(it, slot)
+        self._kept.append(st.tab.slot(it["id"]))
+        self._rows.append(("undo", it["id"], "restored"))
+        return decorate(cat, it)
+
     def ids_where(self, test):
         """Ids of the active items (this batch's changes included) `test(item)` accepts."""
         return self._st.ids_where(test)
+
+    def _mark(self, now):
+        # The provenance mark of a new version: who made it, when.
+        if self._by is None:
+            return None
+        out = dict(self._by)
+        out["at"] = now
+        return out
 
     # -- validation -----------------------------------------------------------------------
 
@@ -121,7 +179,8 @@ class Batch:
         src = text.cut_bytes(text.trim(text.clean(source or "")), itm.SOURCE_MAX) or "manual"
         return {"id": "", "source": src, "content": content, "tags": tags, "keywords": keywords,
                 "created_at": 0, "updated_at": 0, "access_count": 0, "deleted": False,
-                "summary_ids": []}
+                "summary_ids": [], "expires_at": 0, "origin": None, "prev": None, "edit": None,
+                "chg": None}
 
     def _active(self, memory_id):
         """(slot, item) of an active item; ValueError without an id, NotFound without it."""
@@ -177,22 +236,52 @@ class Batch:
         self._add(tomb, slot, evicted)
 
     def _add(self, it, slot=-1, evicted=False):
-        # One line of the batch: its place in the file is known before it is written.
+        # One line of the batch, in the table at once (later changes of the batch see it).
+        # Its bytes are final only at the commit, when the change's mark (its number of
+        # lines) is known: until then a draft without it holds its place.
         st = self._st
         tab = st.tab
         at = st.size + (1 if st.torn else 0) + sum(len(x) for x in st.pend)
-        line = itm.to_json(it).encode()
-        if evicted and len(line) + len(_EVICTED) < _ESP_LINE:
-            # (a line ESP-Claw's reader takes whole: a longer one would hide the tombstone
-            # from it; such a rare one goes unmarked, compacted as a forget is)
-            line = line[:-1] + _EVICTED
-            tab.evicted += 1
-        line += b"\n"
-        st.pend.append(line)
-        st.cat.place(it["summary_ids"], line, at)  # its new labels are read from there
-        st.terms.put(tab.put(it, at, slot), it)
+        st.pend.append(itm.to_json(it).encode() + b"\n")
+        slot = tab.put(it, at, slot)
+        st.terms.put(slot, it)
+        self._its.append((it, slot, evicted))
         tab.lines += 1
-        tab.changes += 1
+        if not self._undoes:  # (an undo does not bring a compaction nearer: store/undo.py)
+            tab.changes += 1
+
+    def _encode(self):
+        # The lines for good, at their final offsets: a change made in a session (and an
+        # undo) with its mark on each; a program's change through the API exactly ESP-Claw's.
+        st = self._st
+        tab = st.tab
+        mark = None
+        if self._undoes or self._by is not None and "sid" in self._by:
+            tab.chg += 1
+            mark = {"n": tab.chg, "of": len(self._its)}
+            if self._by is not None and "sid" in self._by:
+                mark["s"] = session_hash(self._by["sid"])
+            if self._undoes:
+                mark["u"] = self._undoes
+        at = st.size + (1 if st.torn else 0)
+        out = []
+        for it, slot, evicted in self._its:
+            it["chg"] = mark
+            line = itm.to_json(it, reserve=len(_EVICTED) - 1 if evicted else 0).encode()
+            if evicted and len(line) + len(_EVICTED) < itm.ESP_LINE:
+                # (a line ESP-Claw's reader takes whole: a longer one would hide the tombstone
+                # from it; such a rare one goes unmarked, compacted as a forget is)
+                line = line[:-1] + _EVICTED
+                tab.evicted += 1
+            line += b"\n"
+            tab.off[slot] = at  # (a slot written twice by the batch: its last line)
+            at += len(line)
+            out.append(line)
+        st.pend = out
+        at = st.size + (1 if st.torn else 0)
+        for (it, _, _), line in zip(self._its, out):  # its new labels are read from there
+            st.cat.place(it["summary_ids"], line, at)
+            at += len(line)
 
     # -- capacity -------------------------------------------------------------------------
 
@@ -239,11 +328,15 @@ class Batch:
         def score(i):
             if not tab.live[i] or spare and self._own(tab, i):
                 return None
+            if tab.expired(i, now):
+                return -1  # expired items go first
             return itm.score(min(tab.acc[i] + counts[i], 0xFFFF), max(tab.upd[i], newest[i]))
 
         while tab.active > st.max_active:
             low = lowest(len(tab), score, tab.off)
             old = st.item(low)
+            labels = st.cat.labels_of(old["summary_ids"])
+            self.evicted.append((old["id"], labels[0] if labels else ""))
             self._tombstone(low, old, now, True)
             self._rows.append(("evict", old["id"], None))
 
@@ -253,6 +346,8 @@ class Batch:
         st = self._st
         try:
             self._evict()
+            if st.pend:
+                self._encode()
         except BaseException:
             self._abort()
             raise
@@ -260,7 +355,8 @@ class Batch:
         if not lines:
             st.pend = None
             return
-        data = (b"\n" if st.torn else b"") + b"".join(lines)
+        head = b"\n" if st.torn else b""
+        data = head + b"".join(lines)
         try:
             start = fsutil.append(st.records_path, data)
         except BaseException:
@@ -275,9 +371,12 @@ class Batch:
             st.torn = False
             st.fresh = False
             st.rows += digest.rows(st.clock(), self._rows)
+            for mid, label in self.evicted:  # not silent: the tool result says it too
+                st.note("memory full (%d items): %s (%s) evicted" % (st.max_active, mid, label or "-"))
             if len(st.rows) > _ROWS_MAX:
                 st.write_rows()
-            st.maybe_compact()
+            if not self._undoes:  # (an undo leaves the change before it undoable: the next change compacts)
+                st.maybe_compact(start + len(head))  # (it keeps this change: it can be undone)
         except Exception as e:  # noqa: BLE001
             st.note("memory saved; housekeeping deferred: %s" % (e,))
             st.invalidate()

@@ -51,11 +51,12 @@ class Blocks:
         return None
 
 
-def _groups(path, tab):
-    """Duplicate groups among the active slots (same dedupe key), in file order, as two
-    arrays: each group's first slot, and each slot's group (-1: none). Keys are compared by
-    hash and, where two match, exactly (read from the records)."""
-    live = tab.file_order()
+def _groups(path, tab, now, keep):
+    """Duplicate groups among the active slots (same dedupe key; expired items, and those
+    whose line is at `keep` or after, left out), in file order, as two arrays: each group's
+    first slot, and each slot's group (-1: none). Keys are compared by hash and, where two
+    match, exactly (read from the records)."""
+    live = [i for i in tab.file_order() if not tab.expired(i, now) and tab.off[i] < keep]
     heads = array("H")
     gid = array("h", bytes(2 * len(tab.off)))  # 0: read as "group 0" only for active slots
     for i in live:
@@ -76,15 +77,21 @@ def _key(path, tab, slot):
     return itm.key(records.read_item(path, tab.off[slot])["content"])
 
 
-def compact(st):
+def compact(st, keep=None):
     """Compact the files of `st` (a State: its table, catalog, fold start and batched digest
-    lines); returns the new (Table, Catalog, fold start, term statistics)."""
+    lines); returns the new (Table, Catalog, fold start, term statistics). `keep`: where the
+    lines of the change that triggered it start: they stay as they are, after the compacted
+    items (that change can still be undone: store/undo.py; whatever it forgot leaves at the
+    next compaction, within 5 changes)."""
     tab, cat = st.tab, st.cat
     now = st.clock()
     path = st.records_path
+    if keep is None:
+        keep = st.size
+    kept = sum(1 for i in tab.active_slots() if tab.off[i] >= keep)
     dsize = max(fsutil.size(st.digest_path), 0)
     counts, newest = digest.fold(st.digest_path, st.fold, dsize, tab)
-    heads, gid, live = _groups(path, tab)
+    heads, gid, live = _groups(path, tab, now, keep)
     n = len(heads)
     acc, upd, win = array("H", bytes(2 * n)), array("I", bytes(4 * n)), array("H", heads)  # per group
     for g in range(n):
@@ -110,7 +117,7 @@ def compact(st):
     def score(j):
         return itm.score(acc[j], upd[j]) if alive[j] else None
 
-    while left > st.max_active:  # the eviction rule (groups are in file order) until they fit
+    while left > max(st.max_active - kept, 0):  # the eviction rule (groups in file order) until they fit
         alive[lowest(n, score)] = 0
         left -= 1
     # The new table is reserved before the writing phase's garbage (table.py), where most of
@@ -147,8 +154,9 @@ def compact(st):
                 it = f.item(tab.off[h])
                 if win[j] != h:
                     w = f.item(tab.off[win[j]])
-                    for k in ("content", "tags", "source"):
-                        it[k] = w[k]
+                    for k in ("content", "tags", "source", "expires_at", "origin", "prev", "edit"):
+                        it[k] = w[k]  # provenance goes with the content
+                it["chg"] = None  # no change of before a compaction can be undone (store/undo.py)
                 made = it["created_at"]
                 for i in live if many[j] else ():
                     if gid[i] == j and i != h:
@@ -163,6 +171,22 @@ def compact(st):
                 terms.put(new_tab.put(it, pos[0]), it)
                 new_tab.lines += 1
                 pos[0] += len(line)
+        for off, raw in records.lines(path, keep) if keep < st.size else ():
+            if raw is None:
+                continue
+            line = bytes(raw)
+            it, kind = records.parse(line, off)
+            out.write(line)
+            new_tab.lines += 1
+            if it is not None:
+                terms.put(new_tab.put(it, pos[0], new_tab.slot(it["id"])), it)
+                if not it["deleted"]:
+                    cat.add_refs(it["summary_ids"], 1)
+                    # (our batch wrote it: its ids are its labels in order, as on any line of ours)
+                    cat.moved_to(it["summary_ids"], itm.labels(it["tags"]), line, pos[0])
+                new_tab.changes += not kind & records.NO_CHANGE
+                new_tab.evicted += bool(kind & records.EVICTED)
+            pos[0] += len(line)
 
     fsutil.write_tmp(path, write_records)
     line = digest.compact_line(now, cat.next_id)
@@ -172,4 +196,5 @@ def compact(st):
     cat.moved()
     cat.drop_unused()
     terms.repack()
+    new_tab.chg = max(new_tab.chg, tab.chg)  # change numbers keep growing
     return new_tab, cat, fsutil.size(st.digest_path) - len(line), terms

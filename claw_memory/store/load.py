@@ -41,9 +41,9 @@ def scan(path, ranked=True, cat=None):
                 cat.place(it["summary_ids"], raw, off, False)
             if terms is not None:
                 terms.put(slot, it)
-            if kind != records.COMPACTED:
+            if not kind & records.NO_CHANGE:  # (an undo's lines do not count: store/undo.py)
                 tab.changes += 1
-            if kind == records.EVICTED:
+            if kind & records.EVICTED:
                 tab.evicted += 1
     finally:
         found.close()  # MicroPython does not close an abandoned generator's file

@@ -68,13 +68,16 @@ def count_lines(path):
             n += bytes(buf[:k]).count(b"\n") if k < _BUF else buf.count(b"\n")
 
 
-COMPACTED = const(1)  # a line written by a compaction (it carries "summary_labels")
+# A line's kind, as bits:
+COMPACTED = const(1)  # written by a compaction (it carries "summary_labels")
 EVICTED = const(2)  # the tombstone of an item dropped for capacity ("evicted":true)
+UNDO = const(4)  # written by an undo (its change mark names the change it reverts)
+NO_CHANGE = const(5)  # COMPACTED | UNDO: lines the compaction trigger does not count
 
 
 def parse(raw, off):
     """(item or None, kind) of a records line (bytes or memoryview) at offset `off`; kind:
-    0 for a change, COMPACTED or EVICTED."""
+    0 for a change, else bits of COMPACTED, EVICTED, UNDO."""
     if off == 0 and bytes(raw[:3]) == b"\xef\xbb\xbf":
         raw = raw[3:]  # a UTF-8 BOM, as ESP-Claw's cJSON accepts it
     if not MICROPYTHON and isinstance(raw, memoryview):
@@ -85,7 +88,8 @@ def parse(raw, off):
         return None, 0
     if "summary_labels" in obj:
         return it, COMPACTED
-    return it, EVICTED if it["deleted"] and obj.get("evicted") is True else 0
+    kind = EVICTED if it["deleted"] and obj.get("evicted") is True else 0
+    return it, kind | UNDO if it["chg"] is not None and "u" in it["chg"] else kind
 
 
 def line_at(f, off):

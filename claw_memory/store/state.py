@@ -212,22 +212,24 @@ class State:
             tab.evicted and 6 * tab.evicted >= tab.lines) or (
             tab.garbage() > 0 and self.size > SIZE_BOUND) or tab.active > self.max_active
 
-    def maybe_compact(self):
+    def maybe_compact(self, keep=None):
+        """Compact when garbage is due; `keep`: where the lines of the change that asks start
+        (compact.py keeps them as they are)."""
         if self.due or self.garbage_due():
             try:
-                self.compact()
+                self.compact(keep)
             except Exception as e:  # noqa: BLE001 -- the change that triggered it is saved
                 self.due = True
                 self.note("memory compaction failed, retried at the next change: %s" % (e,))
                 self.load()  # the old files, or the committed new ones: read them again
 
-    def compact(self):
+    def compact(self, keep=None):
         """Rewrite the records and the digest (compact.py) and take its table and catalog."""
         from . import compact as compact_
 
         self.terms = None  # built anew by the compaction, in the room the old one leaves
         try:
-            tab, cat, fold, terms = compact_.compact(self)
+            tab, cat, fold, terms = compact_.compact(self, keep)
         except BaseException:
             self.invalidate()  # the old table was shed, the catalog rebuilt in place
             raise

@@ -50,42 +50,111 @@ class Store:
 
     # -- changes --------------------------------------------------------------------------
 
-    def batch(self):
+    def batch(self, by=None):
         """A batch of changes written as one append, all or nothing across a power cut:
             with store.batch() as b:
                 it, changed = b.store("User lives in Lisbon now", "city")
                 b.forget(old_id)
-        Inside, each change sees the ones before it; on an exception nothing is written."""
+        Inside, each change sees the ones before it; on an exception nothing is written.
+        `by`: the request making it ({"by": "tool" or "extract", "sid": session id, "msg":
+        its user record's key, session.origin.key}; None: a program), recorded as the origin
+        of what it stores; `b.evicted` then lists (id, label) of what capacity evicted."""
         from .batch import Batch
 
-        return Batch(self._st)
+        return Batch(self._st, by)
 
-    def store(self, content, tags="", keywords="", source="manual", memory_id=None):
+    def store(self, content, tags="", keywords="", source="manual", memory_id=None, expires_at=0,
+              by=None):
         """Store one fact; returns (item, changed). A duplicate of an active item (same key,
-        or one contains the other) returns that item with changed=False and writes nothing."""
-        with self.batch() as b:
-            return b.store(content, tags, keywords, source, memory_id)
+        or one contains the other) returns that item with changed=False and writes nothing.
+        `expires_at`: unix time after which it is never read (0: never; dates.expiry)."""
+        with self.batch(by) as b:
+            return b.store(content, tags, keywords, source, memory_id, expires_at)
 
-    def update(self, memory_id, content=None, tags=None, keywords=None, source=None):
+    def update(self, memory_id, content=None, tags=None, keywords=None, source=None,
+               expires_at=None, by=None):
         """Replace an item: the new version gets a new id and the old one is tombstoned, in
-        one append. Returns (item, changed); unchanged fields stay as they were."""
-        with self.batch() as b:
-            return b.update(memory_id, content, tags, keywords, source)
+        one append. Returns (item, changed); unchanged fields stay as they were (the expiry
+        too, unless `expires_at` is given: 0 clears it). The new version keeps the old one's
+        origin and records the old id and `by` (why() follows the chain)."""
+        with self.batch(by) as b:
+            return b.update(memory_id, content, tags, keywords, source, expires_at)
 
-    def forget(self, memory_id):
+    def forget(self, memory_id, by=None):
         """Tombstone an item; returns (the item as it was, True)."""
-        with self.batch() as b:
+        with self.batch(by) as b:
             return b.forget(memory_id)
+
+    def undo(self, session_id=None):
+        """Revert the newest change made in session `session_id` (None: the newest change of
+        all) that no undo reverted yet, as one append. Returns {"changed": True, "undone":
+        "store"|"update"|"forget"|"change", "items": [(item, "forgotten"|"restored")],
+        "evicted": [(id, label)]}, or {"changed": False, "reason": "nothing"|"purged"|
+        "changed", ...} when there is nothing to undo, when a line of the change was compacted
+        away with its text, or when an item it wrote was changed since ("id")."""
+        from . import undo
+        from .batch import Batch, session_hash
+
+        st = self._st
+        st.open()
+        n = undo.newest(st.records_path, None if session_id is None else session_hash(session_id))
+        if not n:
+            return {"changed": False, "reason": undo.NOTHING}
+        lines, of = undo.lines_of(st.records_path, n)
+        what = undo.kind(lines)
+        if len(lines) < of:
+            return {"changed": False, "reason": undo.PURGED, "undone": what}
+        moved = undo.check(st, lines)
+        if moved is not None:
+            return {"changed": False, "reason": undo.CHANGED, "undone": what, "id": moved}
+        by = None if session_id is None else {"by": "tool", "sid": session_id}
+        with Batch(st, by, n) as b:
+            done = undo.revert(b, st, lines)
+        return {"changed": True, "undone": what, "items": done, "evicted": b.evicted}
+
+    def why(self, memory_id, sessions_dir=None):
+        """Where an item came from, or None for an id the records do not hold:
+        {"id", "content", "active", "origin", "changes"}. "origin": the request that first
+        stored the fact ({"by": "tool" or "extract", "session", "at", "text": that user
+        message while it is on flash, else None with "missing": why}), or None when unknown
+        (imported, written by another program or before provenance). "changes": the updates
+        since, newest first, each {"id": the version it made, "replaced", "old_content" (while
+        that version's line is in the records) and the request as in "origin"}. Messages are
+        looked up in `sessions_dir` (default: the sessions/ beside this store's folder)."""
+        from . import undo
+
+        st = self._st
+        st.open()
+        if not isinstance(memory_id, str) or not memory_id:
+            return None
+        versions = undo.chain(st, memory_id)
+        if not versions:
+            return None
+        if sessions_dir is None:
+            sessions_dir = self.dir.rsplit("/", 1)[0] + "/sessions"
+        changes = []
+        for k, v in enumerate(versions):
+            if not v["prev"]:
+                break
+            c = undo.request(v["edit"], sessions_dir)
+            c["id"], c["replaced"] = v["id"], v["prev"]
+            c["old_content"] = versions[k + 1]["content"] if k + 1 < len(versions) else None
+            changes.append(c)
+        top = versions[0]  # (an update copies the origin: every version has the first one's)
+        return {"id": top["id"], "content": top["content"], "active": not top["deleted"],
+                "origin": undo.request(top["origin"], sessions_dir) if top["origin"] else None,
+                "changes": changes}
 
     # -- reads ----------------------------------------------------------------------------
 
-    def recall(self, labels=(), limit=RECALL_LIMIT, query=None):
+    def recall(self, labels=(), limit=RECALL_LIMIT, query=None, counted=True):
         """Items carrying any of the first 3 given labels (exact catalog labels; unknown ones
         ignored). Without `query`, best first: access_count, then updated_at, then id (no
         labels: the best of all). With `query` (text), the items matching it ranked by
         relevance (rank.py: BM25 over content, keywords, tags and labels), best first, each
         with its `score`. Records are not rewritten: the returned items add `recall` digest
-        lines, in one append."""
+        lines, in one append (`counted=False`: nothing is written). Expired items are never
+        returned."""
         st = self._st
         st.open()
         if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
@@ -98,13 +167,13 @@ class Store:
         if wanted and not sids:
             return []
         tab = st.tab
-        cand = [i for i in tab.active_slots() if not sids or tab.has_sid(i, sids)]
+        cand = [i for i in tab.current(st.clock) if not sids or tab.has_sid(i, sids)]
         if isinstance(query, str) and query.strip():
-            found = self._ranked(query, limit, 0.0, set(cand) if sids else None)
+            found = self._ranked(query, limit, 0.0, set(cand) if sids or tab.exp is not None else None)
         else:
             found = [st.decorated(i) for i in rank(st.records_path, tab, cand, limit)]
             found = [it for it in found if it is not None]
-        if found:
+        if found and counted:
             st.recalled(found)
         return found
 
@@ -112,8 +181,12 @@ class Store:
         """The items most relevant to `query` (text) with a score above `floor` times that of
         one word found in one item (rank.Terms.unit), best first, each with its `score`; read
         only, nothing is written (the Long-term Memory provider's automatic recall)."""
-        self._st.open()
-        return self._ranked(query, limit, floor, None) if isinstance(query, str) else []
+        st = self._st
+        st.open()
+        if not isinstance(query, str):
+            return []
+        allowed = set(st.tab.current(st.clock)) if st.tab.exp is not None else None
+        return self._ranked(query, limit, floor, allowed)
 
     def _ranked(self, query, limit, floor, allowed):
         st = self._st
@@ -130,12 +203,12 @@ class Store:
         return out
 
     def list(self):
-        """Every active item, best first, one at a time (an iterator: at capacity the items
-        would not fit in RAM together)."""
+        """Every active item (not expired), best first, one at a time (an iterator: at
+        capacity the items would not fit in RAM together)."""
         st = self._st
         st.open()
         epoch = st.compactions
-        for slot in rank(st.records_path, st.tab, st.tab.active_slots()):
+        for slot in rank(st.records_path, st.tab, st.tab.current(st.clock)):
             if st.compactions != epoch or st.tab is None:
                 raise OSError(EAGAIN, "the store was compacted during list()")
             if not st.tab.live[slot]:
@@ -167,18 +240,20 @@ class Store:
         return isinstance(label, str) and self._st.cat.find(label) >= 0
 
     def count(self):
-        """Active items."""
-        self._st.open()
-        return self._st.tab.active
+        """Active items (expired ones not counted: they are the first to go)."""
+        st = self._st
+        st.open()
+        return st.tab.active if st.tab.exp is None else len(st.tab.current(st.clock))
 
     def get(self, memory_id):
-        """One active item by id, or None."""
+        """One active item by id (not expired), or None."""
         st = self._st
         st.open()
         if not isinstance(memory_id, str) or not memory_id:
             return None
         slot = st.tab.slot(memory_id)
-        it = st.decorated(slot) if slot >= 0 and st.tab.live[slot] else None
+        live = slot >= 0 and st.tab.live[slot] and not (st.tab.exp is not None and st.tab.expired(slot, st.clock()))
+        it = st.decorated(slot) if live else None
         return None if it is None or it["id"] != memory_id else it
 
     def ids_where(self, test):
@@ -208,12 +283,13 @@ class Store:
             st.write_derived()
 
     def close(self):
-        """Flush; forgotten text and other garbage leave the records first."""
+        """Flush; forgotten text, expired items and other garbage leave the records first."""
         st = self._st
         if st.tab is None:
             return
         st.open()
-        if st.tab.garbage() or st.tab.active > st.max_active:
+        tab = st.tab
+        if tab.garbage() or tab.active > st.max_active or len(tab.current(st.clock)) < tab.active:
             st.compact()
         self.flush()
 
@@ -269,3 +345,4 @@ class Store:
         else:
             self.flush()
         return report
+

@@ -105,6 +105,8 @@ class Table:
         self.recalls = None  # [counts, newest, digest size]: unfolded recalls, for evictions
         self.active = 0
         self.max_sid = 0
+        self.chg = 0  # the highest change number of a line ("chg", batch.py)
+        self.exp = None  # expiry per slot (array "I", 0: none); None while no item has one
 
     def __len__(self):
         return self.n
@@ -144,6 +146,8 @@ class Table:
             new = bytearray(k * size)
             new[: len(old)] = old
             setattr(self, name, new)
+        if self.exp is not None:
+            self.exp = _grown(self.exp, size)
 
     def put(self, it, off, slot=-1, norm=None):
         """Record the line at `off` as the latest of its id (new slot when `slot` is -1);
@@ -164,6 +168,14 @@ class Table:
         for s in sids:
             if s > self.max_sid:
                 self.max_sid = s
+        c = it.get("chg")
+        if c and c["n"] > self.chg:
+            self.chg = c["n"]
+        exp = it.get("expires_at", 0)
+        if exp and self.exp is None:
+            self.exp = array("I", bytes(4 * len(self.live)))
+        if self.exp is not None:
+            self.exp[slot] = exp
         live = not it["deleted"]
         self.live[slot] = live
         at = _BITS * slot
@@ -188,9 +200,28 @@ class Table:
         self.nlen = bytearray(0)
         self.bits = bytearray(0)
         self.recalls = None
+        self.exp = None
 
     def active_slots(self):
         return [i for i in range(self.n) if self.live[i]]
+
+    def expired(self, slot, now):
+        """Whether the item of an active slot has expired at `now` (dates.expired)."""
+        if self.exp is None:
+            return False
+        from ..dates import expired  # (only once an item has an expiry)
+
+        return expired(self.exp[slot], now)
+
+    def current(self, clock):
+        """The active slots whose items have not expired (`clock()`: now, asked only when an
+        item has an expiry)."""
+        if self.exp is None:
+            return self.active_slots()
+        from ..dates import expired
+
+        now = clock()
+        return [i for i in range(self.n) if self.live[i] and not expired(self.exp[i], now)]
 
     def file_order(self):
         """The active slots in file order (of their latest lines)."""
@@ -241,3 +272,8 @@ class Table:
     def same_rank(self, a, b):
         return self.acc[a] == self.acc[b] and self.upd[a] == self.upd[b]
 
+
+def _grown(a, size):
+    new = array("I", bytes(4 * size))
+    new[: len(a)] = a
+    return new

@@ -49,6 +49,7 @@ class FlashSim:
         self.erases = 0
         self.bytes_programmed = 0
         self.reads = 0
+        self.bytes_read = 0
         self._budget = -1  # program/erase operations left before the cut; -1: never
         self._torn = False
         self._read_fail = -1  # reads left before a transient read error; -1: never
@@ -65,10 +66,11 @@ class FlashSim:
 
     def stats(self):
         return {"progs": self.progs, "erases": self.erases, "ops": self.ops,
-                "bytes_programmed": self.bytes_programmed, "reads": self.reads}
+                "bytes_programmed": self.bytes_programmed, "reads": self.reads,
+                "bytes_read": self.bytes_read}
 
     def reset_stats(self):
-        self.progs = self.erases = self.bytes_programmed = self.reads = 0
+        self.progs = self.erases = self.bytes_programmed = self.reads = self.bytes_read = 0
 
     def uncounted(self):
         """A context in which nothing is counted: for work a model does only to reach the
@@ -121,6 +123,7 @@ class FlashSim:
             if self._read_fail < 0:
                 return -_EIO
         self.reads += 1
+        self.bytes_read += len(buf)
         self._io.seek(block * self.block_size + off)
         self._io.readinto(buf)
         return 0

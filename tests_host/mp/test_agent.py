@@ -46,7 +46,7 @@ async def test_conversation_with_tools_survives_a_reboot():
     eq(first["messages"], [{"role": "user", "content": "Please remember that I like jasmine tea"}],
        "the persisted user message comes from the history provider, once")
     eq(first["tools"], ["memory_store", "memory_recall", "memory_list", "memory_update",
-                        "memory_forget", "profile_read", "profile_update"], "tools")
+                        "memory_forget", "memory_undo", "profile_read", "profile_update", "memory_search"], "tools")
     second = llm.calls[1]
     eq([m["role"] for m in second["messages"]], ["user", "assistant", "tool"], "tool round in context")
     ok('"ok":true' in second["messages"][2]["content"], "tool result")
@@ -97,7 +97,8 @@ async def test_lite_mode_injects_memory_md():
     system = llm.calls[0]["system"]
     ok("## Long-term Memory\n### Long-term Memory\n\n- The user is vegetarian." in system,
        "MEMORY.md whole, its heading nested under the section's")
-    eq(llm.calls[0]["tools"], ["profile_read", "profile_update"], "no memory tools in lite mode")
+    eq(llm.calls[0]["tools"], ["profile_read", "profile_update", "memory_search"],
+       "no long-term memory tools in lite mode; history search")
     eq(mem.hooks().stage_note, None, "no stage note in lite mode")
     ok(mem.store is None, "no store")
     with open("/flash/memory/MEMORY.md") as f:
@@ -232,8 +233,8 @@ def test_providers_content():
     mem = claw_memory.open("/flash")
     provs = {p.name: p for p in mem.providers()}
     eq([p.name for p in mem.providers()],
-       ["Editable Profile Memory", "Long-term Memory", "Session History", "Memory Skills"],
-       "ESP-Claw's order plus skills")
+       ["Editable Profile Memory", "Long-term Memory", "Session History", "Memory Skills", "Current Date"],
+       "ESP-Claw's order plus skills, then the date")
     for name in ("user", "soul", "identity"):
         with open(mem.profile.path(name), "w") as f:
             f.write("  \n")
@@ -248,7 +249,7 @@ def test_providers_content():
     eq(provs["Session History"].collect(r), None, "no history yet")
     eq(provs["Session History"].collect(Request("x")), None, "no session id")
     ok("memory_recall" in provs["Memory Skills"].collect(r), "skills text")
-    eq(set(mem.skills()), {"memory_ops", "profile_memory_ops"}, "skills")
+    eq(set(mem.skills()), {"memory_ops", "profile_memory_ops", "history_search"}, "skills")
     dev.unmount()
 
 

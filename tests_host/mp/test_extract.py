@@ -36,7 +36,7 @@ async def _request(mem, text):
 
 async def test_stores_and_reports_labels():
     x = ScriptedLLM([_answer("none", ("User lives in Lisbon", ["city"], ["Lisbon"]))])
-    dev, mem = _open(x)
+    dev, mem = _open(x, clock=lambda: 946684800)  # a clock never set: the prompt as it always was
     r, note = await _request(mem, "I moved to Lisbon last year")
     eq(note, "Memory update: [city]", "label reported")
     it = list(mem.store.list())[0]

@@ -53,11 +53,12 @@ async def _system(mem, request, llm_steps=None):
 
 
 # The prompt's own headings, in order (the skills section is collected at request start,
-# first), and those of the default profile documents.
+# first; the date's, with the host's clock set, last), and those of the default profile
+# documents.
 _PROFILE = ["## Editable Profile Memory", "### User", "### Soul", "### Identity Card"]
-HEADS = ["## Memory Skills"] + _PROFILE + ["## Long-term Memory", "## Core Request"]
+HEADS = ["## Memory Skills"] + _PROFILE + ["## Long-term Memory", "## Current Date", "## Core Request"]
 LITE_HEADS = (["## Memory Skills"] + _PROFILE + ["## Long-term Memory", "### Long-term Memory",
-              "#### Summary Labels", "#### Active Memories", "## Core Request"])
+              "#### Summary Labels", "#### Active Memories", "## Current Date", "## Core Request"])
 
 
 async def test_channel_and_chat_id():
@@ -83,7 +84,7 @@ def test_section_names_and_inspect_context():
     mem.sessions.persist(sid, [(1, None, "hello")])
     mem.sessions.persist(sid, [(2, None, "hi")], turn_completed=True)
     out = inspect.context(sid, "You are Pip.", rows=True, mem=mem)
-    heads = _PROFILE + ["## Long-term Memory", "## Memory Skills", "## Core Request"]  # provider order
+    heads = _PROFILE + ["## Long-term Memory", "## Memory Skills", "## Current Date", "## Core Request"]  # provider order
     _check("inspect.context", out["system"], heads, len("source_channel: ") + 128)
     dev.unmount()
 
@@ -170,7 +171,8 @@ async def test_documents_keep_their_lines_but_add_no_heading_of_the_prompt():
     eq(ok_, True, "written: %s" % out)
     system, _ = await _system(mem, req)
     heads = (["## Memory Skills", "## Editable Profile Memory", "### User", "#### Core Request",
-              "#### Memory Skills", "### Soul", "### Identity Card", "## Long-term Memory", "## Core Request"])
+              "#### Memory Skills", "### Soul", "### Identity Card", "## Long-term Memory", "## Current Date",
+              "## Core Request"])
     _check("profile in the prompt", system, heads, 200)
     ok("\nsource_chat_id: admin\n" in system and system.endswith("source_chat_id: c1"),
        "its lines kept, the request's own source last")
@@ -179,7 +181,7 @@ async def test_documents_keep_their_lines_but_add_no_heading_of_the_prompt():
         f.write(doc)
     lite = claw_memory.open("/flash", "lite")
     system, _ = await _system(lite, req)
-    lheads = heads[:-2] + ["## Long-term Memory", "### User", "#### Core Request", "#### Memory Skills",
-                           "## Core Request"]
+    lheads = heads[:-3] + ["## Long-term Memory", "### User", "#### Core Request", "#### Memory Skills",
+                           "## Current Date", "## Core Request"]
     _check("LITE MEMORY.md in the prompt", system, lheads, 200)
     dev.unmount()

@@ -95,8 +95,9 @@ def test_persist_writes_esp_claw_format():
                                session.file_name(sid) + ".pending"],
        "a completed turn leaves the pair and the stale pending file")
     s.close()
-    eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx"],
-       "close() leaves exactly ESP-Claw's pair")
+    eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx",
+                               session.file_name(sid) + ".tix"],
+       "close() leaves exactly ESP-Claw's pair, and our text index (a name ESP-Claw never opens)")
     eq(_read(log).split(b"\n")[0], '{"role":"user","content":"héllo"}'.encode(), "text record shape")
     ents = _esp_validate(log)
     eq([(t, f) for _, _, t, f in ents], [(1, 1), (3, 2), (4, 2), (2, 0)], "types and backend formats")

@@ -203,6 +203,7 @@ def _tool_turn(n, size):
     return [(1, 1, _user(n)), (3, 1, _call(n)), (4, 1, _result(n, size)), (2, 1, _final(n))]
 
 
+@heap("16M")  # four 1 MiB simulated flashes, allocated whole, in one process
 def test_one_large_tool_turn_does_not_evict_the_dialogue():
     # 212 dialogue turns (~100 KB) and one 63 KB tool turn: the room for 20 more turns is sized
     # by the median turn, not by that one. As the newest turn it is kept whole and the oldest

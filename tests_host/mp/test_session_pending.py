@@ -8,7 +8,7 @@ import cutmatrix
 import espclaw
 from flashsim import mount
 from mptest import eq, ok, timeout
-from turns import (D, SID, call as _call, final as _final, log as _log, result as _result,
+from turns import (D, SID, call as _call, espclaw_files, final as _final, log as _log, result as _result,
                    tags as _tags, turn as _turn, user as _user)
 
 import claw_memory
@@ -110,8 +110,8 @@ def test_a_compaction_empties_the_stale_file_and_close_removes_it():
         ok(fsutil.exists(pend), "%s: stale after the next turn" % kind)
         s.close()
         ok(not fsutil.exists(pend), "%s: close() removes the stale file" % kind)
-        eq(sorted(os.listdir(D)), sorted([_log()[len(D) + 1:], _log()[len(D) + 1:] + ".idx"]),
-           "%s: exactly ESP-Claw's pair" % kind)
+        eq(espclaw_files(os.listdir(D)), sorted([_log()[len(D) + 1:], _log()[len(D) + 1:] + ".idx"]),
+           "%s: exactly ESP-Claw's pair (and files of ours only)" % kind)
         dev = dev.reboot()
         s = Sessions(D, size_limit=2500)
         got = _tags(s.messages(SID, tokens=0))

@@ -37,11 +37,19 @@ def test_lfs2_every_cut():
 
 @timeout(600)
 def test_fat_sd_model_every_second_cut():
-    # FAT with atomic sector writes (SD card): the same guarantees as littlefs.
-    for config in ("fat-sd-512", "fat-sd-4096"):
-        for res in _matrix(config, every=2):
-            eq(res["failures"], [], "every cut recovered")
-            eq(res["lost"], 0, "no acknowledged record lost")
+    # FAT with atomic sector writes (SD card): the same guarantees as littlefs, but for
+    # 512-byte sectors, where FatFs's rename writes the new directory entry and removes the
+    # old one in different sectors: a cut between leaves both on one cluster chain, and the
+    # volume reads EIO there (docs/DURABILITY.md). Since compaction moves turns into the
+    # archive (one more journal), one cut lands in the rename of the compacted log: recorded,
+    # not hidden, and no acknowledged record may be lost.
+    for res in _matrix("fat-sd-4096", every=2):
+        eq(res["failures"], [], "every cut recovered")
+        eq(res["lost"], 0, "no acknowledged record lost")
+    for res in _matrix("fat-sd-512", every=2):
+        ok(len(res["failures"]) <= 1 and all("EIO" in f[1] for f in res["failures"]),
+           "FAT-512 rename cross-links: %r" % (res["failures"],))
+        eq(res["lost"], 0, "no acknowledged record lost")
 
 
 @timeout(600)

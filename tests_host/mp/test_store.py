@@ -326,11 +326,13 @@ def test_evictions_wait_for_a_third_of_the_lines():
     # The count is derived from the file: a reboot does not reset it.
     s = Store(M, clock=clock, max_active=20)
     eq(s.count(), 20, "reopened")
+    eq(s.compactions, 0, "the evictions' lines read back as evictions: nothing due at the reopen")
     clock.t = T0 + 24 * 60
     s.store("Capacity fact number 24", "cap,f24")
     eq(s.compactions, 1, "the 5th eviction: 10 garbage lines of 30 reach a third")
     raw = _read("memory_records.jsonl")
-    ok(b"Capacity fact number 00" not in raw and b"evicted" not in raw, "evictions compacted away")
+    ok(b"Capacity fact number 00" not in raw and raw.count(b"evicted") == 1,
+       "evictions compacted away, but the one of the change that compacted (kept: it can be undone)")
     eq(sorted(i["content"][-2:] for i in s.list()), ["01"] + ["%02d" % n for n in range(6, 25)],
        "the recalled one and the newest 19")
     # close() takes evicted text out with any other garbage.
@@ -375,13 +377,14 @@ def test_compaction_triggers():
     ok(b"compact" not in _read("memory_digest.log"), "stores leave no garbage: nothing to compact")
     s.forget(ids[0])
     ok(b"compact" in _read("memory_digest.log"), "5 changes since the last compaction and garbage")
-    ok(b"Trigger fact number 0" not in _read("memory_records.jsonl"), "forgotten text gone")
-    s.forget(ids[1])
+    raw = _read("memory_records.jsonl")
+    eq(raw.count(b"\n"), 6, "compacted: 5 items, and the forget that compacted kept as written")
+    ok(b"Trigger fact number 0" in raw, "(so that it can be undone)")
     for n in range(3):
         s.store("Later fact number %d" % n, "y")
-    ok(b"Trigger fact number 1" in _read("memory_records.jsonl"), "within 4 more changes it may stay")
+    ok(b"Trigger fact number 0" in _read("memory_records.jsonl"), "within 4 more changes it may stay")
     s.store("Later fact number 3", "y")
-    ok(b"Trigger fact number 1" not in _read("memory_records.jsonl"), "gone at the 5th change")
+    ok(b"Trigger fact number 0" not in _read("memory_records.jsonl"), "gone at the 5th change")
     # Size trigger: records at 32 KiB.
     dev.unmount()
     dev, s, clock = _fresh()

@@ -173,8 +173,9 @@ def test_a_cut_between_the_derived_writes_never_leaves_memory_md_stale():
 
 def test_a_records_file_over_128_kib_is_compacted_at_its_first_garbage():
     # Each line holds ~1.5 KB (a control character is 6 bytes of JSON): 100 items make a
-    # records file of ~150 KiB. Over 128 KiB, one forget (one change, not 5) compacts it, so
-    # the forgotten text leaves the file at once.
+    # records file of ~150 KiB. Over 128 KiB, one forget (one change, not 5) compacts it; the
+    # forget itself is kept as written (it can be undone) and, the file still over the bound
+    # with its tombstone, the next change compacts it away.
     dev, mem, clock = _fresh(blocks=512)
     bell = "\x07" * 220
     for n in range(100):
@@ -184,12 +185,17 @@ def test_a_records_file_over_128_kib_is_compacted_at_its_first_garbage():
     ok(size > 131072, "over 128 KiB (%d)" % size)
     victim = [it for it in mem.store.list() if it["content"].startswith("Fact 042 ")][0]
     ok(b"Fact 042 " in _read(RECORDS), "in the records")
+    c0 = mem.store.compactions
     mem.store.forget(victim["id"])
+    eq(mem.store.compactions, c0 + 1, "compacted at the first garbage")
     data = _read(RECORDS)
-    ok(b"Fact 042 " not in data, "the forgotten text left the records at once")
+    eq(data.count(b"Fact 042 "), 1, "its old line gone, the forget's tombstone kept")
+    mem.store.store("One more fact", "bulk")
+    data = _read(RECORDS)
+    ok(b"Fact 042 " not in data, "the forgotten text left the records at the next change")
     ok(b"Fact 041 " in data and b"Fact 043 " in data, "the others stay")
     ok(len(data) < size, "smaller (%d < %d)" % (len(data), size))
-    eq(mem.store.count(), 99, "99 items")
+    eq(mem.store.count(), 100, "100 items")
     dev.unmount()
 
 

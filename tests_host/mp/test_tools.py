@@ -27,12 +27,13 @@ async def _run(tools, name, args, request=None):
 
 def test_schemas_are_esp_claw_s():
     dev, mem, tools = _setup()
-    eq(sorted(tools), ["memory_forget", "memory_list", "memory_recall", "memory_store", "memory_update",
-                       "profile_read", "profile_update", "session_command"], "names")
+    eq(sorted(tools), ["memory_forget", "memory_list", "memory_recall", "memory_search", "memory_store", "memory_undo",
+                       "memory_update", "profile_read", "profile_update", "session_command"], "names")
     eq(json.loads(tools["memory_store"].schema),
        {"type": "object", "properties": {"memory_id": {"type": "string"}, "content": {"type": "string"},
-                                         "tags": {"type": "string"}, "keywords": {"type": "string"}},
-        "required": ["content"]}, "memory_store schema")
+                                         "tags": {"type": "string"}, "keywords": {"type": "string"},
+                                         "expires": {"type": "string"}},
+        "required": ["content"]}, "memory_store schema (ESP-Claw's, and expires)")
     eq(json.loads(tools["memory_update"].schema)["required"], ["memory_id"], "memory_update schema")
     eq(json.loads(tools["memory_recall"].schema),
        {"type": "object", "properties": {"summary_labels": {"type": "array", "items": {"type": "string"}},
@@ -89,7 +90,7 @@ async def test_memory_recall():
     eq(js["items"][0]["summary_labels"], ["food"], "item shape with labels")
     eq(sorted(js["items"][0]), sorted(["id", "source", "content", "tags", "keywords", "created_at",
                                         "updated_at", "access_count", "deleted", "summary_ids",
-                                        "summary_labels"]), "full item")
+                                        "summary_labels", "date"]), "full item, with its date (a set clock)")
     good, out, js = await _run(tools, "memory_recall", {"summary_labels": ["fod"]})
     eq(good, True, "returned as a normal result (ESP-Claw returns it with ESP_OK)")
     eq(js, {"ok": False, "error": "invalid_summary_labels",
@@ -122,7 +123,7 @@ async def test_memory_recall_by_query():
     eq([i["content"] for i in js["items"]], ["User lives in Osaka near the castle"], "query only")
     eq(sorted(js["items"][0]), sorted(["id", "source", "content", "tags", "keywords", "created_at",
                                         "updated_at", "access_count", "deleted", "summary_ids",
-                                        "summary_labels"]), "ESP-Claw's item, no extra field")
+                                        "summary_labels", "date"]), "ESP-Claw's item and its date")
     good, out, js = await _run(tools, "memory_recall", {"query": "green tea", "summary_labels": ["drink"]})
     eq([i["content"] for i in js["items"]], ["User drinks green tea at work"], "labels filter, query ranks")
     good, out, js = await _run(tools, "memory_recall", {"query": "green tea"})

@@ -10,6 +10,7 @@ from mptest import eq, ok
 from scripted_llm import ScriptedLLM, say
 
 import claw_memory
+from claw_memory._compat import local_time_str
 from claw_memory.core import Request
 
 HEAP = "8M"
@@ -60,18 +61,19 @@ async def test_memory_list_never_exceeds_16384_bytes_and_fills_them():
 
 
 def _listed(mid, content):
-    # An item of memory_list as ESP-Claw's fields give it (stored at T0 with tags "t").
+    # An item of memory_list as ESP-Claw's fields give it (stored at T0 with tags "t"), and its
+    # date (no "from": a program's item, of unknown origin).
     return ('{"id":"%s","source":"manual","content":"%s","tags":"t","keywords":"t","created_at":1714000000,'
-            '"updated_at":1714000000,"access_count":0,"deleted":false,"summary_ids":[1],"summary_labels":["t"]}'
-            % (mid, content))
+            '"updated_at":1714000000,"access_count":0,"deleted":false,"summary_ids":[1],"summary_labels":["t"],'
+            '"date":"%s"}' % (mid, content, local_time_str(1714000000)[:10]))
 
 
 async def test_memory_list_keeps_room_for_its_closing_tail():
     # Sizes by hand: the head {"ok":true,"action":"memory_list","changed":false,"items":[ is 59
-    # bytes, an item 192 + its content, each after the first a comma more; the tail
-    # ],"truncated":true,"total":60} is 30. m000 (160-byte content: 352) and 50 more items
-    # (120-byte contents: 313 each with the comma) make 59 + 352 + 50 * 313 = 16061 bytes; one
-    # more item would make 16374, which fits 16384 alone but not with the tail.
+    # bytes, an item 212 + its content, each after the first a comma more; the tail
+    # ],"truncated":true,"total":60,"capacity":128} is 45. m000 (160-byte content: 372) and 47
+    # more items (120-byte contents: 333 each with the comma) make 59 + 372 + 47 * 333 = 16082
+    # bytes; one more item would make 16415, over 16384.
     dev, mem, tools = _setup(clock=lambda: 1714000000)
     first = "Fact 000 " + "x" * 151
     mem.store.store(first, "t", memory_id="m000")
@@ -82,10 +84,10 @@ async def test_memory_list_keeps_room_for_its_closing_tail():
     ok(len(out.encode()) <= 16384, "at most 16384 bytes (%d)" % len(out.encode()))
     ok(out.startswith('{"ok":true,"action":"memory_list","changed":false,"items":[' + _listed("m000", first) + ","),
        "the sizes above hold: %s" % out[:300])
-    eq([i["id"] for i in js["items"]], ["m%03d" % n for n in range(51)], "51 items")
-    eq((js["truncated"], js["total"]), (True, 60), "truncated")
-    eq(len(out.encode()), 16091, "bytes")
-    ok(out.endswith('],"truncated":true,"total":60}'), "the tail whole")
+    eq([i["id"] for i in js["items"]], ["m%03d" % n for n in range(48)], "48 items")
+    eq((js["truncated"], js["total"], js["capacity"]), (True, 60, 128), "truncated")
+    eq(len(out.encode()), 16127, "bytes")
+    ok(out.endswith('],"truncated":true,"total":60,"capacity":128}'), "the tail whole")
     dev.unmount()
 
 

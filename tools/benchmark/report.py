@@ -5,6 +5,7 @@ import os
 from .figures import FS, verdict
 from .recall_report import recall_tables
 from .runner import ROOT
+from .search_report import search_tables
 from .tables import heap_tables, session_tables, size_table, store_tables
 from .targets import target_rows
 
@@ -30,6 +31,8 @@ def report(res):
     ok = all(ok for _, _, ok in targets)  # (the ACCEPTED string is true)
     if "recall" in res:
         ok = recall_tables(res, out) and ok
+    if "search" in res:
+        ok = search_tables(res, out) and ok
     return "\n".join(lines), ok
 
 
@@ -151,6 +154,11 @@ and session issues are set against the faithful port above.
   made), `tools/benchmark/recall_eval.py` (quality against rank-bm25 and recency, the
   agent-level cost with the oracle LLM), `tools/benchmark/mp/recall_cost.py` (a query on the
   unix port), `tools/benchmark/recall_report.py` (the section).
+- History search: `tools/benchmark/history_set.py` (the conversation set's generator and how
+  it is made; its data in `history_en.py`, `history_en_frames.py`, `history_zh.py`),
+  `tools/benchmark/search_eval.py` (the set built through the public API, `mem.search` against
+  rank-bm25 in the same run; `(cd tools && ../.venv/bin/python -m benchmark.search_eval)` runs it
+  alone), `tools/benchmark/search_report.py` (the section).
 - `--only SECTIONS --from-json FILE --json FILE` re-runs some sections of a saved run (e.g.
   `store` after a store change) and renders the whole report; `--quick` is a one-minute subset.
 """

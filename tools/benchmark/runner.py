@@ -124,7 +124,7 @@ HEAP_CASES = [
 ]
 
 
-SECTIONS = ("turns", "near", "replay", "store", "heap", "size", "recall")
+SECTIONS = ("turns", "near", "replay", "store", "heap", "size", "recall", "search")
 
 
 def collect(args, res=None):
@@ -169,6 +169,11 @@ def collect(args, res=None):
         res["recall"] = {"retrieval": recall_eval.retrieval(), "agent": recall_eval.agent_cost(),
                          "cost64": recall_eval.query_cost(run, 64),
                          "cost32": recall_eval.query_cost(run, 32) if mp32 else None}
+    if "search" in only:
+        from . import search_eval
+
+        print("history search...", file=sys.stderr)
+        res["search"] = search_eval.evaluate()
     with tempfile.TemporaryDirectory() as tmp:
         if "heap" in only:
             if mp32:

@@ -1,0 +1,222 @@
+# claw_memory.session.archive: the turns compaction moves out of a log, kept searchable and
+# pageable in archive segments, within a bound for the whole data root.
+# MIT license
+#
+# A compaction that drops whole turns writes them, byte for byte as they were in the log (its
+# first `cut` bytes), to a new segment `<log>.arc<N>` with its text index `<log>.arc<N>.tix`;
+# N numbers the segments of the data root in the order they were made. The catalog
+# `sessions/archive.list` names every segment (docs/FORMAT.md): a segment it does not list
+# as live is not there. A compaction first writes the journal `sessions/.archiving` naming
+# the log and N, then the segment and its text index under their own names and every other
+# new file as `.tmp` (the new log, its index and text index, the catalog), then appends
+# `commit` to the journal: the commit point. Whoever finds the journal (`settle`, on a
+# Sessions' first use) finishes the renames after a commit, or removes what was written
+# before it. So a turn is in the log or in the archive, never in both or neither, across a
+# power cut; and no rename can lose a segment (on FAT a cut inside a rename may lose both
+# names).
+#
+# The bound: when the live segments pass `limit` bytes, the oldest are marked dead in the
+# catalog written by that compaction and then removed; a dead entry whose files are gone is
+# left out of the next catalog written. A session's deletion marks its segments dead first
+# (under the deletion journal), so that a cut never leaves a segment no catalog names.
+
+import os
+
+from .. import fsutil, text
+from .._compat import const
+from . import format as fmt_
+
+CATALOG = fmt_.CATALOG
+JOURNAL = fmt_.ARCHIVING
+_HEAD = b"CARC 1\n"
+_COMMIT = b"commit\n"
+_LINE_MAX = const(160)
+
+
+def seg_path(directory, log_name, seq):
+    return "%s/%s%s%d" % (directory, log_name, fmt_.ARC, seq)
+
+
+def read(directory):
+    """[[seq, size, time, log name, live]] of the catalog, in its order (oldest first); []
+    when there is none. Damaged lines are skipped (their segments are then not listed)."""
+    out = []
+    path = directory + "/" + CATALOG
+    if fsutil.size(path) < 0:
+        return out
+    with open(path, "rb") as f:
+        if f.read(len(_HEAD)) != _HEAD:
+            return out
+        while True:
+            n, nl, first = fmt_.next_line(f)
+            if not n:
+                return out
+            if nl and n <= _LINE_MAX:
+                e = _parse(first)
+                if e is not None:
+                    out.append(e)
+
+
+def _parse(line):
+    parts = line[:-1].split(b" ")
+    if len(parts) != 4:
+        return None
+    seq, size, t, name = parts
+    live = not seq.startswith(b"-")
+    seq = seq.lstrip(b"-")
+    if not (seq.isdigit() and size.isdigit() and t.isdigit()):
+        return None
+    try:
+        name = name.decode()
+    except UnicodeError:
+        return None
+    if not fmt_.is_log_name(name):
+        return None
+    return [int(seq), int(size), int(t), name, live]
+
+
+def encode(directory, entries):
+    """The catalog's bytes; dead entries whose segment is already gone are left out."""
+    out = bytearray(_HEAD)
+    for seq, size, t, name, live in entries:
+        if live or fsutil.exists(seg_path(directory, name, seq)):
+            out += b"%s%d %d %d %s\n" % (b"" if live else b"-", seq, size, t, name.encode())
+    return bytes(out)
+
+
+def segments(directory, log_name, entries=None):
+    """[(seq, path, size)] of a log's live segments, oldest first."""
+    return [(e[0], seg_path(directory, e[3], e[0]), e[1])
+            for e in (read(directory) if entries is None else entries)
+            if e[4] and e[3] == log_name]
+
+
+def plan(directory, log_name, size, limit, now=0):
+    """The catalog entries after a new segment of `size` bytes of `log_name`, with the
+    oldest ones marked dead while the live ones pass `limit`, and those of a log that is
+    gone (ESP-Claw deleted that session: its segments are no one's); and its number."""
+    entries = read(directory)
+    for e in entries:
+        if e[4] and e[3] != log_name and not fsutil.exists(directory + "/" + e[3]):
+            e[4] = False
+    seq = 1 + max([e[0] for e in entries] or [0])
+    entries.append([seq, size, max(now, 0), log_name, True])
+    total = sum(e[1] for e in entries if e[4])
+    for e in entries:
+        if total <= limit or e[0] == seq:
+            break
+        if e[4]:
+            e[4] = False
+            total -= e[1]
+    return entries, seq
+
+
+def write_catalog(directory, entries, tmp=False):
+    """The catalog written whole (`tmp`: as its `.tmp`, for a compaction's commit)."""
+    path = directory + "/" + CATALOG
+    if tmp:
+        fsutil.write_tmp(path, encode(directory, entries))
+    else:
+        fsutil.replace(path, encode(directory, entries))
+
+
+def begin(directory, log_name, seq):
+    """The journal of a compaction into segment `seq`: written before the segment, whose
+    file it names (a cut before `commit` leaves a segment no catalog lists: removed)."""
+    fsutil.write_file(directory + "/" + JOURNAL, b"%s %d\n" % (log_name.encode(), seq))
+
+
+def commit(directory):
+    """The commit point: one line appended to the journal (FAT writes its data sector before
+    the directory entry that makes it part of the file)."""
+    fsutil.append(directory + "/" + JOURNAL, _COMMIT)
+
+
+def finish(directory, log_name):
+    """The renames of a committed compaction (those not done yet: the catalog, the log's text
+    index, index and log), the removal of the segments the catalog marks dead, then the
+    journal's. (The segment was written under its own name: no rename can lose it.)"""
+    log = directory + "/" + log_name
+    for p in (directory + "/" + CATALOG, log + fmt_.TIX, log + fmt_.IDX, log):
+        if fsutil.exists(p + fmt_.TMP):
+            os.rename(p + fmt_.TMP, p)
+    remove_dead(directory)
+    fsutil.remove(directory + "/" + JOURNAL)
+
+
+def remove_dead(directory, entries=None):
+    """Remove the files of the catalog's dead segments."""
+    for e in read(directory) if entries is None else entries:
+        if not e[4]:
+            p = seg_path(directory, e[3], e[0])
+            fsutil.remove(p + fmt_.TIX)
+            fsutil.remove(p)
+
+
+def settle(directory):
+    """Finish a compaction a power cut interrupted after its commit, or undo one cut before
+    it (its segment and `.tmp` files removed); then a catalog cut inside FAT's remove-then-
+    rename is taken from its whole `.tmp`. Returns the log's name when one was finished."""
+    path = directory + "/" + JOURNAL
+    done = None
+    if fsutil.size(path) >= 0:
+        with open(path, "rb") as f:
+            raw = f.read(_LINE_MAX + len(_COMMIT))
+        head, nl, rest = raw.partition(b"\n")
+        parts = head.split(b" ")
+        name = text.clean(parts[0]) if len(parts) == 2 and parts[1].isdigit() else ""
+        if nl and fmt_.is_log_name(name):
+            if rest == _COMMIT:
+                finish(directory, name)
+                done = name
+            else:
+                log = directory + "/" + name
+                seg = seg_path(directory, name, int(parts[1]))
+                for p in (seg + fmt_.TIX, seg, log + fmt_.TIX_TMP, log + fmt_.IDX_TMP,
+                          log + fmt_.TMP, directory + "/" + CATALOG + fmt_.TMP):
+                    fsutil.remove(p)
+        fsutil.remove(path)
+    fsutil.recover([directory + "/" + CATALOG], valid=_whole)
+    return done
+
+
+def _whole(tmp):
+    # A catalog's .tmp that was written whole: its header, and a newline at its end.
+    with open(tmp, "rb") as f:
+        return f.read(len(_HEAD)) == _HEAD and not fsutil.ends_torn(tmp)
+
+
+def drop_session(directory, log_name):
+    """Remove a log's segments: marked dead in the catalog first, then their files, then
+    the catalog without them (it names no deleted session). Safe to repeat (a deletion
+    journal's settle does)."""
+    entries = read(directory)
+    mine = [e for e in entries if e[3] == log_name]
+    if not mine:
+        return False
+    if any(e[4] for e in mine):
+        for e in mine:
+            e[4] = False
+        write_catalog(directory, entries)
+    remove_dead(directory, mine)
+    write_catalog(directory, [e for e in entries if e[3] != log_name])
+    return True
+
+
+def wipe(directory):
+    """Remove every segment of the data root; the number removed."""
+    entries = read(directory)
+    live = [e for e in entries if e[4]]
+    for e in entries:
+        e[4] = False
+    if live:
+        write_catalog(directory, entries)
+    remove_dead(directory, entries)
+    if entries:
+        write_catalog(directory, [])
+    return len(live)
+
+
+def size(directory):
+    """Bytes of the live segments of the data root."""
+    return sum(e[1] for e in read(directory) if e[4])

@@ -1,0 +1,397 @@
+# claw_memory.session.search: BM25 over records (a record is the unit) across session logs
+# and archive segments, through their text indexes (session/tix.py).
+# MIT license
+#
+# The first pass walks each file's index once: every block's header (the collection's size
+# and mean record length), its lengths and bucket directory, and the buckets of the query's
+# terms (each term's document frequency); the postings it finds, and the lengths of the
+# blocks they are in, are kept in one byte pool (up to _POOL bytes; beyond that, where they
+# are, to be read again). The second pass scores those records from the pool, keeping the best
+# 2 x limit + 3 candidates; then their records are read, file by file, and checked: a record
+# that holds none of the query's terms (two terms sharing a bucket and key in a block) is left
+# out; a position that holds no such record means the index is stale: it is written again
+# and the query runs again. Records after the text index of a log being written (its last
+# few turns, fewer than write.TAIL bytes) are read and scored directly; any other file's are
+# indexed first. The pending turn is not searched.
+# Cost: littlefs looks a name up by reading its folder, so each file is opened once per pass
+# that needs it (the log and its index in the first, both again for the candidates only).
+# Heap: the pool, 10 bytes per block and per term match, the candidates, one record.
+
+import math
+from array import array
+
+from .. import fsutil, text
+from .._compat import const
+from . import format as fmt_
+from . import indexer, tix
+from .write import TAIL
+
+K1 = 1.2
+B = 0.75
+QUERY_MAX = const(512)  # bytes of a query read
+TERMS_MAX = const(16)  # distinct terms of a query used
+LIMIT_MAX = const(50)
+_POOL = const(2048)  # bytes of postings and lengths kept from the first pass
+_FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
+
+
+class Stale(Exception):
+    """An index names a position that holds no such record: write it again."""
+
+
+def query_hashes(query):
+    """The distinct index hashes of a query's terms (its first QUERY_MAX bytes, at most
+    TERMS_MAX terms)."""
+    out = []
+    for h in indexer.hashes(text.to_bytes(query)[:QUERY_MAX]):
+        if h not in out:
+            out.append(h)
+            if len(out) == TERMS_MAX:
+                break
+    return out
+
+
+def run(sessions, query, limit, ids):
+    """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
+    from .listing import search_files
+
+    if not isinstance(query, str):
+        raise ValueError("query must be text")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise ValueError("limit must be 1..%d" % LIMIT_MAX)
+    sessions._settle()
+    try:
+        return search(lambda: search_files(sessions, ids), query, limit,
+                      sessions.max_message_chars, sessions.max_record_bytes)
+    finally:
+        for st in sessions._cache.values():
+            st.tix_end = -1  # a search may have indexed a log
+
+
+def search(files, query, limit, max_chars, max_record):
+    """Hits best first in `files`, a function returning an iterable of (session id, path,
+    archived, end, order, being written, check) (`end`: where the file's records end, -1:
+    its size; `order`: its place in time, larger is newer; a log being written may keep up to
+    TAIL bytes out of its index; `check`: compare its index with it first, else trust it);
+    each hit a dict: session, role, text, score, archived, offset."""
+    qh = query_hashes(query)
+    if not qh:
+        return []
+    for _ in range(3):
+        try:
+            return _Query(qh, max_record).run(files(), limit, max_chars)
+        except Stale as e:
+            fsutil.remove(e.args[0] + fmt_.TIX)
+    return []
+
+
+class _Query:
+    def __init__(self, qh, max_record):
+        self.qh = qh
+        self.max_record = max_record
+        self.df = [0] * len(qh)
+        self.n = 0  # records in scope
+        self.sumdl = 0
+        self.kept = []  # the files with matches: only they are read again
+        self.pool = bytearray(_POOL)
+        self.npool = 0  # bytes of the pool in use
+        # per block with matches: its file (in kept), position, records, matches, where its
+        # lengths are in the pool (or _FAR: read them again)
+        self.bfile = array("H")
+        self.bpos = array("I")
+        self.bn = array("B")
+        self.bm = array("B")
+        self.bdl = array("H")
+        # per match: query term << 10 | byte length (| _FAR), where (pool or index)
+        self.mterm = array("H")
+        self.mat = array("I")
+        self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
+
+    def run(self, files, limit, max_chars):
+        for file in files:
+            self._file(file)
+        if not self.n:
+            return []
+        self.avg = self.sumdl / self.n
+        self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
+        cands = self._score(2 * limit + 3)
+        # what the first pass kept is no longer needed: the records' reading below has its room
+        self.pool = self.bfile = self.bpos = self.bn = self.bm = self.bdl = None
+        self.mterm = self.mat = self.tails = None
+        return self._verify(cands, limit, max_chars)
+
+    def norm(self, dl):
+        return K1 * (1 - B + B * dl / self.avg)
+
+    def bm25(self, tf, dl):
+        norm = self.norm(dl)
+        s = 0.0
+        for i, c in enumerate(tf):
+            if c:
+                s += self.idf[i] * c * (K1 + 1) / (c + norm)
+        return s
+
+    # -- the first pass ----------------------------------------------------------------
+
+    def _file(self, file):
+        # `check`: compare the index's last probe with the file (a log another program may
+        # have rewritten); a segment, or a log whose index this program just wrote, is
+        # trusted (a stale one shows when a candidate's record is read: Stale).
+        path, end, tail, check = file[1], file[3], TAIL if file[5] else 0, file[6]
+        fi = len(self.kept)
+        marks = self._mark()
+        lf = None
+        if check or end < 0:
+            try:
+                lf = open(path, "rb")
+            except OSError:  # a session the chat map names that has no turn yet
+                return
+        try:
+            if end < 0:
+                end = lf.seek(0, 2)
+            at = self._blocks(path, lf if check else None, fi)
+            if at < 0 or end - at > tail:
+                self._undo(marks)
+                indexer.update(path, self.max_record, end)
+                at = self._blocks(path, None, fi)
+                if at < 0:
+                    raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
+            if at < end:
+                if lf is None:
+                    lf = open(path, "rb")
+                self._tail(fi, lf, at, end)
+        finally:
+            if lf is not None:
+                lf.close()
+        if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
+            self.kept.append(file)
+
+    def _mark(self):
+        return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
+                self.sumdl, list(self.df))
+
+    def _undo(self, marks):
+        # (MicroPython's arrays and bytearrays shrink by slice assignment, not `del`)
+        nb, nm, nt, self.npool, self.n, self.sumdl, self.df = marks
+        for a in (self.bfile, self.bpos, self.bn, self.bm, self.bdl):
+            a[nb:] = a[:0]
+        self.mterm[nm:] = self.mterm[:0]
+        self.mat[nm:] = self.mat[:0]
+        del self.tails[nt:]
+
+    def _blocks(self, path, lf, fi):
+        """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
+        is damaged or (with `lf`, the data open) does not match the data (nothing of it
+        kept)."""
+        marks = self._mark()
+        try:
+            f = open(path + fmt_.TIX, "rb")
+        except OSError:
+            return 0
+        with f:
+            size = f.seek(0, 2)
+            f.seek(0)
+            if size < tix.HDR or f.read(tix.HDR) != tix.MAGIC:
+                return -1
+            pos = tix.HDR
+            last = None
+            while pos < size:
+                raw = f.read(tix.BH)
+                b = tix.Block(raw, pos) if len(raw) == tix.BH else None
+                if b is None or not b.ok or b.next() > size or (last and b.start < last.end):
+                    self._undo(marks)
+                    return -1
+                self._block(f, b, fi)
+                last = b
+                pos = b.next()
+                f.seek(pos)
+        if lf is not None and last is not None and tix.probe(lf, last.end, last.start) != last.probe:
+            self._undo(marks)
+            return -1
+        return last.end if last is not None else 0
+
+    def _block(self, f, b, fi):
+        self.n += b.n
+        self.sumdl += b.sumdl
+        dls, d = b.head(f)
+        k = 0
+        for i, h in enumerate(self.qh):
+            got = b.find(f, d, h)
+            if got is None:
+                continue
+            self.df[i] += got[2]
+            if self.npool + len(got[3]) + b.n <= _POOL:
+                self.mterm.append(i << 10 | got[1])
+                self.mat.append(self._keep(got[3]))
+            else:
+                self.mterm.append(i << 10 | got[1] | _FAR)
+                self.mat.append(got[0])
+            k += 1
+        if k:
+            self.bfile.append(fi)
+            self.bpos.append(b.pos)
+            self.bn.append(b.n)
+            self.bm.append(k)
+            if self.npool + b.n <= _POOL:
+                self.bdl.append(self._keep(dls))
+            else:
+                self.bdl.append(_FAR)
+
+    def _keep(self, raw):
+        # `raw` into the pool; where it is
+        at = self.npool
+        self.pool[at : at + len(raw)] = raw
+        self.npool = at + len(raw)
+        return at
+
+    def _tail(self, fi, lf, start, end):
+        # Records after the index's end, scored from their text: all count in the
+        # statistics, the ones that hold a query term are kept.
+        for off, ln in indexer.scan(lf, start, end):
+            if not ln:
+                continue
+            k, rec = indexer.read_record(lf, off, ln, self.max_record)
+            if not k:
+                continue
+            tf, dl = indexer.counts(indexer.record_text(rec, k), self.qh)
+            rec = None
+            self.n += 1
+            self.sumdl += dl
+            if any(tf):
+                for i, c in enumerate(tf):
+                    self.df[i] += c > 0
+                self.tails.append((fi, off, ln, k, dl, tf))
+
+    # -- the second pass ---------------------------------------------------------------
+
+    def _score(self, k):
+        top = _Top(k)
+        acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
+        m = 0
+        f = None
+        open_fi = -1
+        pool = memoryview(self.pool)
+        try:
+            for j in range(len(self.bpos)):
+                fi = self.bfile[j]
+                n = self.bn[j]
+                if self.bdl[j] == _FAR:
+                    f, open_fi = self._reopen(f, open_fi, fi)
+                    f.seek(self.bpos[j])
+                    dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
+                else:
+                    dls = pool[self.bdl[j] : self.bdl[j] + n]
+                for o in range(n):
+                    acc[o] = 0.0
+                for _ in range(self.bm[j]):
+                    v = self.mterm[m]
+                    size = v & 1023
+                    if v & _FAR:
+                        f, open_fi = self._reopen(f, open_fi, fi)
+                        f.seek(self.mat[m])
+                        raw = f.read(size)
+                    else:
+                        raw = pool[self.mat[m] : self.mat[m] + size]
+                    w = self.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
+                    o = -1
+                    p = 0
+                    while p < size:
+                        x, p = tix.unvarint(raw, p)
+                        o += (x >> 2) + 1
+                        if o < n:
+                            c = (x & 3) + 1
+                            acc[o] += w * c / (c + self.norm(tix.unquant(dls[o])))
+                    m += 1
+                order = _order(self.kept[fi], self.bpos[j])
+                for o in range(n):
+                    if acc[o]:
+                        top.push((round(acc[o], 4), order + o, fi, self.bpos[j], o))
+        finally:
+            if f is not None:
+                f.close()
+        for fi, off, ln, k, dl, tf in self.tails:
+            top.push((round(self.bm25(tf, dl), 4), _order(self.kept[fi], off), fi, -1,
+                      (off, ln, k)))
+        return top.items
+
+    def _reopen(self, f, open_fi, fi):
+        if open_fi != fi:
+            if f is not None:
+                f.close()
+            f = open(self.kept[fi][1] + fmt_.TIX, "rb")
+        return f, fi
+
+    # -- the candidates ----------------------------------------------------------------
+
+    def _verify(self, cands, limit, max_chars):
+        out = []
+        qh = self.qh
+        cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
+        i = 0
+        while i < len(cands):
+            fi = cands[i][2]
+            j = i
+            while j < len(cands) and cands[j][2] == fi:
+                j += 1
+            sid, path, archived, end = self.kept[fi][:4]
+            recs = []  # (offset, length, type, score, order) of this file's candidates
+            with open(path + fmt_.TIX, "rb") if cands[j - 1][3] >= 0 else fsutil.Nothing() as f:
+                for c in cands[i:j]:
+                    if c[3] < 0:
+                        recs.append(c[4] + (c[0], c[1]))
+                        continue
+                    f.seek(c[3])
+                    rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+                    recs.append(rec + (c[0], c[1]))
+            with open(path, "rb") as lf:
+                size = lf.seek(0, 2)
+                for off, ln, k, score, order in recs:
+                    got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
+                        off + ln <= size) else (0, None)
+                    if got != k:
+                        raise Stale(path)
+                    tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
+                    if not any(tf):
+                        continue  # a collision of two terms' bucket and key in a block
+                    key = (round(self.bm25(tf, dl), 4), order)
+                    if len(out) == limit and key <= out[-1][:2]:
+                        continue  # (only the best `limit` get their text made)
+                    out.append(key + ({
+                        "session": sid, "role": indexer.ROLES[k],
+                        "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
+                        "archived": archived, "offset": off},))
+                    rec = None
+                    out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                    del out[limit:]
+            i = j
+        out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+        res = []
+        for score, _, hit in out[:limit]:
+            hit["score"] = score
+            res.append(hit)
+        return res
+
+
+class _Top:
+    """The best `k` candidates: (score, order, file, block position or -1, ordinal or
+    (offset, length, type))."""
+
+    def __init__(self, k):
+        self.k = k
+        self.items = []
+
+    def push(self, item):
+        it = self.items
+        if len(it) >= self.k and item[:2] <= it[-1][:2]:
+            return
+        i = len(it)
+        while i and it[i - 1][:2] < item[:2]:
+            i -= 1
+        it.insert(i, item)
+        del it[self.k :]
+
+
+def _order(file, off):
+    # Recency, the tie-breaker: a newer file first (the log after its archive), then the
+    # later record in it.
+    return file[4] * (1 << 24) + off

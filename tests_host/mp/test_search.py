@@ -1,0 +1,475 @@
+# History search (issue 26): the text index's blocks, BM25 over records across logs and
+# archive segments, the archive made by compaction (its bound, paging into it, deletion with
+# the session), scopes, the memory_search tool, and an ESP-Claw append or compaction under
+# our index.
+import math
+import os
+
+import espclaw
+from flashsim import mount
+from mptest import eq, heap, ok, raises
+
+import claw_memory
+from claw_memory import fsutil, terms
+from claw_memory.core import Request
+from claw_memory.session import Sessions, file_name, tix
+from claw_memory.session import archive as arc
+
+HEAP = "8M"
+D = "/flash/sessions"
+SID = "chat:web:u1:default_01"
+
+TOPICS = [
+    "my sister Lena recommends Osteria Dodo on Via Roma for carbonara",
+    "the boiler service is booked for March 14 with Hendrik",
+    "our daughter's violin lesson moved to Thursdays at five",
+    "I keep the spare bicycle key under the blue flower pot",
+    "the wifi password for the garden shed router is written on the fridge",
+    "Grandma's apple cake needs 200 grams of butter and three eggs",
+    "the dentist said to come back in October for a cleaning",
+    "we are flying to Lisbon on the 3rd of June, seat 14C",
+    "花园里的番茄今年长得特别好",
+    "明天下午三点和王医生预约了体检",
+]
+
+
+def _fresh(kind="lfs2", blocks=256, **kw):
+    dev = mount(kind, "/flash", blocks=blocks)
+    fsutil.makedirs(D)
+    return dev, Sessions(D, **kw)
+
+
+def _turn(s, sid, n, tool=True, pad=""):
+    topic = TOPICS[n % len(TOPICS)]
+    s.persist(sid, [(1, None, "turn %d: %s %s" % (n, topic, pad))])
+    if tool:
+        call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+                '"function":{"name":"lookup","arguments":"{\\"n\\":%d}"}}]}' % (n, n))
+        res = '[{"role":"tool","tool_call_id":"c%d","content":"lookup result %d","is_error":false}]' % (n, n)
+        s.persist(sid, [(3, call, None), (4, res, None)])
+    return s.persist(sid, [(2, None, "noted %d" % n)], turn_completed=True)
+
+
+def _texts(hits):
+    return [(h["role"], h["text"]) for h in hits]
+
+
+# -- the block format ---------------------------------------------------------------------
+
+
+def test_lengths_keep_one_byte_and_order():
+    prev = -1
+    for dl in list(range(0, 300)) + [500, 1000, 2000, 10 ** 6]:
+        q = tix.quant(dl)
+        ok(0 <= q <= 255, "one byte")
+        ok(q >= prev, "monotone")
+        prev = q
+        if dl <= 128:
+            eq(tix.unquant(q), dl, "exact up to 128")
+        elif dl < 1600:
+            ok(abs(tix.unquant(q) - dl) <= dl // 40 + 1, "within 2.5%% at %d" % dl)
+
+
+def test_a_block_reads_back_what_was_built():
+    mount("lfs2", "/flash", blocks=64)
+    b = tix.Builder()
+    # hashes chosen so that two terms share a bucket (the key's top bits: a block this small
+    # has one bucket) and differ in key, and one term repeats in a record (its count)
+    h1, h2, h3 = 0x12345601, 0x3F000001, 0x00ABCD02
+    recs = [(100, 40, 1, [h1, h2, h1]), (140, 30, 2, [h2]), (175, 10, 4, [h3, h1])]
+    for off, ln, k, hs in recs:
+        ok(b.room(len(hs)), "room")
+        b.add(off, ln, k, hs)
+    raw = tix.MAGIC + b.block(185, 0x1234)
+    with open("/flash/t.tix", "wb") as f:
+        f.write(raw)
+    blks, end = tix.blocks("/flash/t.tix")
+    eq(len(blks), 1, "one block")
+    eq(end, len(raw), "it ends the file")
+    blk = blks[0]
+    eq((blk.n, blk.start, blk.end, blk.probe, blk.sumdl), (3, 100, 185, 0x1234, 6), "header")
+    with open("/flash/t.tix", "rb") as f:
+        eq(blk.records(f), [(100, 40, 1), (140, 30, 2), (175, 10, 4)], "record table")
+        dls, d = blk.head(f)
+        eq(list(dls), [3, 1, 2], "lengths")
+        got = blk.find(f, d, h1)
+        f.seek(got[0])
+        eq(tix.postings(f.read(got[1])), [(0, 2), (2, 1)], "h1: records 0 (twice) and 2")
+        eq(got[2], 2, "its document frequency")
+        got = blk.find(f, d, h2)
+        f.seek(got[0])
+        eq(tix.postings(f.read(got[1])), [(0, 1), (1, 1)], "h2")
+        eq(blk.find(f, d, 0x2F000101), None, "an absent key in a used bucket")
+        eq(blk.find(f, d, h3 | 0x7FE00000)[3], blk.find(f, d, h3)[3], "bits above the key: the same")
+        size = blk.postings_size(f)
+        f.seek(blk.dir)
+        posts = tix.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
+    # record 1 dropped, record 2 becomes 1: h2 keeps record 0 only, h3 record 1
+    b2 = tix.Builder()
+    b2.record(0, 40, 1, 3)
+    b2.record(40, 10, 4, 2)
+    with open("/flash/t2.tix", "wb") as f:
+        f.write(tix.MAGIC + b2.frame(50, 7, blk.bits, len(posts)) + posts + b2.recs)
+    blk2 = tix.blocks("/flash/t2.tix")[0][0]
+    with open("/flash/t2.tix", "rb") as f:
+        d = blk2.head(f)[1]
+        for h, want in ((h1, [(0, 2), (1, 1)]), (h2, [(0, 1)]), (h3, [(1, 1)])):
+            got = blk2.find(f, d, h)
+            f.seek(got[0])
+            eq(tix.postings(f.read(got[1])), want, "refiltered %x" % h)
+        eq(blk2.records(f), [(0, 40, 1), (40, 10, 4)], "new record table")
+
+
+def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
+    # A block knows a term by 21 bits of its hash: two terms of one record that share them
+    # are one posting of both counts (their records are checked when a query finds them).
+    mount("lfs2", "/flash", blocks=64)
+    b = tix.Builder()
+    same = (0x00012301, 0x2FE12301)  # the same low 21 bits: one key
+    b.add(0, 20, 1, [same[0], same[1], 0x5])
+    with open("/flash/k.tix", "wb") as f:
+        f.write(tix.MAGIC + b.block(20, 0))
+    blk = tix.blocks("/flash/k.tix")[0][0]
+    with open("/flash/k.tix", "rb") as f:
+        got = blk.find(f, blk.head(f)[1], same[1])
+        eq(tix.postings(got[3]), [(0, 2)], "one posting, both counts")
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "w304 and w1109 and the kiwi")])  # (a pair that once collided)
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s.close()
+    eq(_texts(s.search("kiwi", 2, [SID])), [("user", "w304 and w1109 and the kiwi")], "indexed")
+    dev.unmount()
+
+
+def test_a_torn_or_foreign_index_is_no_index():
+    mount("lfs2", "/flash", blocks=64)
+    with open("/flash/x.tix", "wb") as f:
+        f.write(b"not an index at all")
+    eq(tix.blocks("/flash/x.tix")[0], None, "not an index")
+    b = tix.Builder()
+    b.add(0, 10, 1, [1, 2, 3])
+    raw = tix.MAGIC + b.block(10, 0)
+    with open("/flash/x.tix", "wb") as f:
+        f.write(raw[:-3])
+    eq(tix.blocks("/flash/x.tix")[0], None, "a block cut short")
+
+
+# -- BM25 -----------------------------------------------------------------------------------
+
+
+def _bm25(docs, query):
+    """Scores of `docs` (texts) for `query`, BM25 k1 1.2 b 0.75, computed here from the terms."""
+    qs = []
+    for t in terms.terms(query):
+        if t not in qs:
+            qs.append(t)
+    toks = [terms.terms(d) for d in docs]
+    n = len(docs)
+    avg = sum(len(t) for t in toks) / n
+    out = []
+    for t in toks:
+        s = 0.0
+        for q in qs:
+            df = sum(1 for u in toks if q in u)
+            tf = min(t.count(q), 4)
+            if tf:
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(t) / avg))
+        out.append(round(s, 4))
+    return out
+
+
+def test_scores_are_bm25_over_records_indexed_or_not():
+    dev, s = _fresh()
+    docs = ["the blue bicycle key is under the flower pot",
+            "a blue car and a blue house", "lunch with Lena on Friday",
+            "Lena's bicycle is red", "nothing relevant at all here"]
+    for i, d in enumerate(docs):
+        s.persist(SID, [(1, None, d)])
+        s.persist(SID, [(2, None, "ok %d" % i)], turn_completed=True)
+    texts = []
+    for d in docs:
+        texts += [d, "ok %d" % docs.index(d)]
+    for q in ("blue bicycle", "Lena", "bicycle Lena red"):
+        want = sorted(((sc, t) for sc, t in zip(_bm25(texts, q), texts) if sc), reverse=True)
+        tail = s.search(q, 10)  # the records are not indexed yet: scored from their text
+        eq(sorted(((h["score"], h["text"]) for h in tail), reverse=True), want, "tail: " + q)
+        s.close()
+        ok(fsutil.size(s.path(SID) + ".tix") > 0, "close() writes the text index")
+        got = s.search(q, 10)
+        eq(sorted(((h["score"], h["text"]) for h in got), reverse=True), want, "indexed: " + q)
+        eq([h["score"] for h in got], sorted([h["score"] for h in got], reverse=True), "best first")
+    dev.unmount()
+
+
+def test_ties_go_to_the_newer_record_and_limit_holds():
+    dev, s = _fresh()
+    for i in range(6):
+        _turn(s, SID, 3, tool=False, pad=str(i))  # the same words each time
+    got = s.search("spare bicycle key", 3)
+    eq(len(got), 3, "limit")
+    eq([h["text"][-1] for h in got], ["5", "4", "3"], "the newest first on equal scores")
+    dev.unmount()
+
+
+# -- what is searched -----------------------------------------------------------------------
+
+
+def test_every_role_is_found_but_the_pending_turn():
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    s.persist(SID, [(1, None, "what about the zeppelin museum")])  # pending, not completed
+    eq(s.search("zeppelin", 5, [SID]), [], "the turn in progress is not searched")
+    got = s.search("lookup", 5, [SID])
+    eq(sorted(h["role"] for h in got), ["assistant", "tool"], "tool call and result text")
+    got = s.search("boiler Hendrik", 5, [SID])
+    eq(_texts(got)[0], ("user", "turn 1: the boiler service is booked for March 14 with Hendrik "),
+       "user text")
+    eq(got[0]["session"], SID, "its session")
+    eq(got[0]["archived"], False, "in the log")
+    with open(s.path(SID), "rb") as f:
+        f.seek(got[0]["offset"])
+        ok(b"boiler" in f.readline(), "offset: where the record is in the log")
+    dev.unmount()
+
+
+def test_cjk_and_hostile_queries():
+    dev, s = _fresh()
+    for n in range(10):
+        _turn(s, SID, n)
+    eq(_texts(s.search("番茄", 3))[0][1], "turn 8: 花园里的番茄今年长得特别好 ", "CJK bigram")
+    eq(_texts(s.search("王医生 体检", 3))[0][1], "turn 9: 明天下午三点和王医生预约了体检 ", "CJK words")
+    for q in ("", "   ", "the and of", "，。！？、", "\x00\x01\x1b[J", "\u202e\u200b"):
+        eq(s.search(q, 5), [], "no terms: %r" % q)
+    eq(_texts(s.search("x" * (1 << 20) + " boiler", 2)), [], "a 1 MB query reads its first 512 bytes")
+    ok(s.search(("boiler " * 100) + "x" * (1 << 16), 2), "long queries still search")
+    raises(ValueError, s.search, None, 5)
+    raises(ValueError, s.search, b"boiler", 5)
+    for bad in (0, 51, True, 2.0, "5"):
+        raises(ValueError, s.search, "boiler", bad)
+    dev.unmount()
+
+
+def test_a_record_over_the_bound_is_found_by_its_first_bytes():
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    big = '{"role":"user","content":"%s and then the kiwi orchard"}' % ("filler " * 12000)
+    with open(s.path(SID), "ab") as f:  # as ESP-Claw writes it: no size limit
+        f.write(big.encode() + b"\n")
+    s2 = Sessions(D)
+    ok(not s2.search("kiwi", 3), "past the first 8 KiB: not indexed")
+    got = s2.search("filler", 3)
+    eq([h["role"] for h in got], ["user"], "found, as a user record")
+    ok(len(got[0]["text"]) <= 4096, "its text cut to max_message_chars")
+    dev.unmount()
+
+
+# -- the archive ----------------------------------------------------------------------------
+
+
+def _archive_run(kind="lfs2", n=60, **kw):
+    dev, s = _fresh(kind, blocks=512, size_limit=6000, **kw)
+    for i in range(n):
+        eq(_turn(s, SID, i, pad="p" * 40), None, "turn %d not blocked" % i)
+    return dev, s
+
+
+def _records(path):
+    with open(path, "rb") as f:
+        return [ln for ln in f.read().split(b"\n") if ln]
+
+
+@heap("16M")  # two 2 MiB simulated flashes
+def test_compaction_moves_whole_turns_to_the_archive_once():
+    for kind in ("lfs2", "fat"):
+        dev, s = _archive_run(kind)
+        s.close()
+        segs = arc.segments(D, file_name(SID))
+        ok(len(segs) >= 2, "%s: several compactions archived turns" % kind)
+        archived = []
+        for seq, p, size in segs:
+            archived += _records(p)
+        logged = _records(s.path(SID))
+        eq([r for r in logged if r in archived], [], kind + ": no record in both")
+        users = [r for r in archived + logged if b'"role":"user"' in r]
+        eq([int(u.split(b"turn ")[1].split(b":")[0]) for u in users], list(range(60)),
+           kind + ": every turn's user message once, in order")
+        calls = sorted(int(r.split(b'"id":"c')[1].split(b'"')[0]) for r in archived + logged
+                       if b'"tool_calls"' in r)
+        eq(calls, list(range(60)), kind + ": no tool call deleted (the archive has the old ones)")
+        eq(len([r for r in archived + logged if r.startswith(b"[")]), 60, kind + ": nor a result")
+        for seq, p, size in segs:
+            ok(_records(p)[0].startswith(b'{"role":"user"'), kind + ": a segment starts a turn")
+        hit = s.search("turn 2 violin daughter", 1)[0]
+        ok(hit["archived"] and hit["text"].startswith("turn 2:"), kind + ": archived turns are found")
+        eq(arc.size(D), sum(fsutil.size(p) for seq, p, size in segs), kind + ": the catalog's sizes")
+        dev.unmount()
+
+
+def test_paging_continues_into_the_archive():
+    dev, s = _archive_run()
+    want = []
+    for i in range(60):
+        want += ["turn %d: %s p" % (i, TOPICS[i % len(TOPICS)]), "noted %d" % i]
+    got = []
+    before = 0
+    while True:
+        p = s.page(SID, before, 7)
+        eq(p["total"], 120, "every visible record counts")
+        got = [m["text"].rstrip("p").rstrip() if m["role"] == "user" else m["text"]
+               for m in p["messages"]] + got
+        if not p["has_more"]:
+            break
+        before = p["next_before"]
+    eq(got, [w.rstrip("p").rstrip() for w in want], "pages back to the first turn, in order")
+    dev.unmount()
+
+
+def test_the_remapped_index_searches_as_a_rebuilt_one():
+    dev, s = _archive_run(n=80)
+    queries = ("boiler Hendrik", "lookup result 77", "violin", "番茄", "noted 3", "Lisbon seat")
+    first = [s.search(q, 8) for q in queries]
+    s.close()
+    for name in os.listdir(D):
+        if name.endswith(".tix"):
+            os.remove(D + "/" + name)
+    s = Sessions(D, size_limit=6000)
+    eq([s.search(q, 8) for q in queries], first, "the same hits and scores from fresh indexes")
+    dev.unmount()
+
+
+def test_the_archive_keeps_within_its_limit_oldest_first():
+    dev, s = _archive_run(n=90, archive_limit=8000)
+    entries = arc.read(D)
+    live = [e for e in entries if e[4]]
+    ok(live and sum(e[1] for e in live) <= 8000, "within the limit: %r" % entries)
+    for e in entries:
+        ok(e[4] == fsutil.exists(arc.seg_path(D, e[3], e[0])), "dead entries have no file")
+    names = [n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix")]
+    eq(sorted(names), sorted(file_name(SID) + ".arc%d" % e[0] for e in live), "only live segments")
+    ok(min(e[0] for e in live) > 1, "the oldest went")
+    eq([h for h in s.search("turn 0 sister", 5) if h["text"].startswith("turn 0:")], [],
+       "the oldest turns are gone")
+    dev.unmount()
+
+
+def test_archive_limit_zero_drops_turns_as_esp_claw():
+    dev, s = _archive_run(archive_limit=0)
+    eq([n for n in os.listdir(D) if ".arc" in n or n == "archive.list"], [], "no archive")
+    ok(s.page(SID, 0, 5)["total"] < 120, "the oldest turns are gone")
+    dev.unmount()
+
+
+def test_deleting_a_session_takes_its_archive_and_indexes():
+    dev = mount("lfs2", "/flash", blocks=512)
+    mem = claw_memory.open("/flash", session_limit=6000, extract=False)
+    ch = mem.chats
+    mem.session_command("web", "u1", "new work")
+    work = ch.session_id("web", "u1")
+    for i in range(60):
+        _turn(mem.sessions, work, i, pad="p" * 40)
+    mem.session_command("web", "u1", "new other")
+    other = ch.session_id("web", "u1")
+    for i in range(60):
+        _turn(mem.sessions, other, i, pad="p" * 40)
+    mem.flush()
+    mine = file_name(work)
+    ok(any(n.startswith(mine + ".arc") for n in os.listdir(D)), "work has archive segments")
+    eq(mem.session_command("web", "u1", "delete work"), "Deleted session: work", "deleted")
+    eq([n for n in os.listdir(D) if n.startswith(mine)], [], "no file of it left")
+    eq([e for e in arc.read(D) if e[3] == mine], [], "not in the catalog")
+    ok(arc.segments(D, file_name(other)), "the other session's archive stays")
+    ok(mem.search("boiler", 3, session=other), "and is searched")
+    eq(mem.search("boiler", 3, session=work), [], "nothing of the deleted one")
+    dev.unmount()
+
+
+# -- scopes and the tool --------------------------------------------------------------------
+
+
+def test_scopes_and_the_tool_never_cross_chats():
+    dev = mount("lfs2", "/flash", blocks=512)
+    mem = claw_memory.open("/flash", extract=False)
+    a1 = mem.chats.session_id("web", "alice")
+    _turn(mem.sessions, a1, 0)  # Lena, carbonara
+    mem.session_command("web", "alice", "new trip")
+    a2 = mem.chats.session_id("web", "alice")
+    _turn(mem.sessions, a2, 7)  # Lisbon
+    b1 = mem.chats.session_id("web", "bob")
+    mem.sessions.persist(b1, [(1, None, "Bob's secret: Lisbon carbonara plans with Lena")])
+    mem.sessions.persist(b1, [(2, None, "ok")], turn_completed=True)
+    sessions = {h["session"] for h in mem.search("Lisbon Lena carbonara", 10)}
+    eq(sessions, {a1, a2, b1}, "the whole root")
+    eq({h["session"] for h in mem.search("Lisbon Lena carbonara", 10, chat=("web", "alice"))},
+       {a1, a2}, "one chat: its sessions")
+    eq({h["session"] for h in mem.search("Lisbon", 10, session=a1)}, set(), "one session")
+    eq(mem.search("Lisbon", 10, chat=("web", "nobody")), [], "a chat without a map")
+    raises(ValueError, mem.search, "x", 5, ("web", "alice"), a1)
+    raises(ValueError, mem.search, "x", 5, "web:alice")
+    tool = [t for t in mem.tools() if t.name == "memory_search"][0]
+
+    async def run():
+        import json
+
+        req = Request("q", a2, "web", "alice")
+        okay, out = await tool.handler('{"query":"Lisbon carbonara Lena","limit":10}', req)
+        res = json.loads(out)
+        ok(okay and res["ok"] and res["action"] == "memory_search" and not res["changed"], out)
+        eq({h["session"] for h in res["hits"]}, {"default_01", "trip"}, "names in this chat")
+        ok(all("secret" not in h["text"] for h in res["hits"]), "never another chat's records")
+        req = Request("q", b1)  # no chat: its own session only
+        okay, out = await tool.handler({"query": "Lena"}, req)
+        eq([h["session"] for h in json.loads(out)["hits"]], [b1], "the request's session")
+        for bad in ("not json", '{"query":""}', '{"query":5}', '{"limit":3}', "[1]"):
+            okay, out = await tool.handler(bad, req)
+            ok(not okay and not json.loads(out)["ok"], "rejected: %r" % bad)
+        okay, out = await tool.handler('{"query":"Lena"}', Request("q"))
+        eq(json.loads(out)["error"], "no_session", "a request without a session")
+        for lim, n in ((0, 1), (99, 3), ("2", 3), (True, 3)):
+            okay, out = await tool.handler({"query": "Lisbon Lena carbonara", "limit": lim},
+                                           Request("q", a2, "web", "alice"))
+            ok(len(json.loads(out)["hits"]) <= max(n, 3), "limit %r" % (lim,))
+        okay, out = await tool.handler({"query": "filler"}, Request("q", a2, "web", "alice"))
+        eq(json.loads(out)["hits"], [], "nothing matched: an empty list")
+
+    return run()
+
+
+def test_lite_mode_searches_too():
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", mode="lite")
+    sid = mem.chats.session_id("web", "u")
+    _turn(mem.sessions, sid, 1)
+    ok(mem.search("boiler", 2), "LITE has history search")
+    ok("memory_search" in [t.name for t in mem.tools()], "and its tool")
+    dev.unmount()
+
+
+# -- another program on the same root -------------------------------------------------------
+
+
+def test_an_esp_claw_append_or_compaction_under_our_index():
+    dev, s = _fresh(blocks=512)
+    for n in range(8):
+        _turn(s, SID, n)
+    s.close()
+    esp = espclaw.EspClawSessions(D, truncate=espclaw.model_truncate(dev))
+    esp.persist(SID, [(1, '{"role":"user","content":"the quokka enclosure opens at noon"}', None)])
+    esp.persist(SID, [(2, '{"role":"assistant","content":"noted quokka"}', None)], turn_completed=True)
+    s = Sessions(D)
+    eq(sorted(_texts(s.search("quokka", 5))),
+       [("assistant", "noted quokka"), ("user", "the quokka enclosure opens at noon")],
+       "ESP-Claw's append is found (our index was only behind)")
+    s.close()
+    # ESP-Claw compacts in place: its tool records go, the log is rewritten under our index.
+    esp = espclaw.EspClawSessions(D, limit=1500, truncate=espclaw.model_truncate(dev))
+    esp.persist(SID, [(1, None, "one more")])
+    esp.persist(SID, [(2, None, "done")], turn_completed=True)
+    s = Sessions(D)
+    got = s.search("lookup result", 5)
+    with open(s.path(SID), "rb") as f:
+        data = f.read()
+    for h in got:
+        ok(h["text"].encode() in data or b"lookup" in data, "a hit is there: %r" % h)
+    eq(_texts(s.search("boiler Hendrik", 1))[0][1][:7], "turn 1:", "found where it now is")
+    dev.unmount()

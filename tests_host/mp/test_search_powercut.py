@@ -1,0 +1,273 @@
+# Power cuts at every program/erase operation of history search's writes (issue 26): turns
+# persisted with the text index on, compactions moving turns into archive segments, the
+# archive's bound dropping the oldest segments, a search indexing what its index lacks, a
+# /session delete of an archived session, an index rebuilt from scratch. After each cut and a
+# reboot: every acknowledged record of the turns the archive still keeps is there once (in the
+# log, its pending turn or a segment, never in two), the turns kept are the newest ones, and
+# a search returns only records that are there.
+import os
+
+import cutmatrix
+from mptest import eq, ok, timeout
+
+import claw_memory
+from claw_memory import fsutil
+from claw_memory.session import archive as arc
+from claw_memory.session import file_name
+
+HEAP = "16M"
+SLOW = True  # a matrix over every cut: the slow tier
+
+D = "/flash/sessions"
+SID = "chat:web:cut:default_01"
+LIMIT = 3000  # session bytes: a compaction every few turns
+ARCH = 4500  # archive bytes: the bound drops segments in the run
+TURNS = 14
+WORDS = ("harbor", "violin", "lantern", "tulip", "comet", "granite", "saffron", "meadow",
+         "quartz", "falcon", "cobalt", "juniper", "pepper", "willow", "ember", "marble")
+
+
+def _open():
+    return claw_memory.open("/flash", extract=False, session_limit=LIMIT, archive_limit=ARCH)
+
+
+def _user(n):
+    return "user %d: tell me about the %s again" % (n, WORDS[n % len(WORDS)])
+
+
+def _call(n):
+    return ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+            '"function":{"name":"lookup","arguments":"{\\"topic\\":\\"%s\\"}"}}]}'
+            % (n, WORDS[n % len(WORDS)]))
+
+
+def _result(n):
+    return ('[{"role":"tool","tool_call_id":"c%d","content":"notes %d on %s %s","is_error":false}]'
+            % (n, n, WORDS[n % len(WORDS)], "x" * 150))
+
+
+def _final(n):
+    return '{"role":"assistant","content":"final %d about %s"}' % (n, WORDS[n % len(WORDS)])
+
+
+def _turn(mem, n, acked):
+    mem.sessions.persist(SID, [(1, None, _user(n))])
+    acked.append(("user", n))
+    mem.sessions.persist(SID, [(3, _call(n), None), (4, _result(n), None)])
+    acked.append(("tool", n))
+    mem.sessions.persist(SID, [(2, _final(n), None)], turn_completed=True)
+    acked.append(("final", n))
+
+
+def _workload(acked):
+    mem = _open()
+    for n in range(TURNS):
+        _turn(mem, n, acked)
+        if n % 5 == 4:
+            mem.search(WORDS[(n - 3) % len(WORDS)], 3, session=SID)  # may index what it lacks
+    mem.close()
+
+
+def _tag(raw):
+    # (kind, n) of a record's JSON bytes
+    if raw.startswith(b"["):
+        return "tool", int(raw.split(b"notes ")[1].split(b" ")[0])
+    if b'"tool_calls"' in raw:
+        return "call", int(raw.split(b'"id":"c')[1].split(b'"')[0])
+    if b'"role":"user"' in raw:
+        return "user", int(raw.split(b"user ")[1].split(b":")[0])
+    return "final", int(raw.split(b"final ")[1].split(b" ")[0])
+
+
+def _present(mem):
+    """[(kind, n, where)] of every record of the session: its archive segments, then the
+    log and the pending turn (read first: the session's first use finishes a committed
+    compaction, whose catalog names the segments)."""
+    logged = [_tag(raw) + ("log",) for kind, fmt, raw in mem.sessions.records(SID)]
+    out = []
+    for seq, p, size in arc.segments(D, file_name(SID)):
+        eq(fsutil.size(p), size, "segment %d: the size its catalog names" % seq)
+        with open(p, "rb") as f:
+            for line in f.read().split(b"\n"):
+                if line and line[:1] in (b"{", b"["):
+                    out.append(_tag(line) + ("arc%d" % seq,))
+    return out + logged
+
+
+def _oldest(mem):
+    users = [n for k, n, w in _present(mem) if k == "user"]
+    return min(users) if users else None
+
+
+_REF = []  # the oldest turn kept after each acknowledged step of a run without a cut
+
+
+def _reference():
+    if _REF:
+        return
+    from flashsim import mount
+
+    dev = mount("lfs2", "/flash", blocks=128)
+    steps = []
+    mem = _open()
+    for n in range(TURNS):
+        mem.sessions.persist(SID, [(1, None, _user(n))])
+        steps.append(_oldest(mem))
+        mem.sessions.persist(SID, [(3, _call(n), None), (4, _result(n), None)])
+        steps.append(_oldest(mem))
+        mem.sessions.persist(SID, [(2, _final(n), None)], turn_completed=True)
+        steps.append(_oldest(mem))
+        if n % 5 == 4:
+            mem.search(WORDS[(n - 3) % len(WORDS)], 3, session=SID)
+    mem.close()
+    dev.unmount()
+    _REF[:] = steps
+
+
+def _check(acked):
+    mem = _open()
+    got = _present(mem)
+    tags = [(k, n) for k, n, w in got]
+    for t in tags:
+        if tags.count(t) != 1:
+            raise AssertionError("record %r in %r" % (t, [w for k, n, w in got if (k, n) == t]))
+    oldest = _oldest(mem)
+    k = len(acked)
+    # The archive's bound drops the oldest segments: turns from `oldest` on are kept, and
+    # never newer ones than a run without a cut keeps at this step (or the next, in flight).
+    bound = max(x for x in _REF[max(k - 1, 0) : k + 1] if x is not None) if k else 0
+    if oldest is not None and oldest > bound:
+        raise AssertionError("turns before %d gone, a run without a cut keeps from %d" % (oldest, bound))
+    lost = 0
+    for kind, n in acked:
+        if kind != "tool" and oldest is not None and n >= oldest and (kind, n) not in tags:
+            lost += 1
+    if acked and oldest is None:
+        lost += len([1 for kind, n in acked if kind != "tool"])
+    # A search returns only records that are there, and finds the kept turns' words.
+    for n in range(TURNS):
+        w = WORDS[n % len(WORDS)]
+        for h in mem.search(w, 10, session=SID):
+            t = h["text"]
+            ok(w in t, "a hit holds its word: %r" % h)
+            for kind, head in (("user", "user "), ("final", "final "), ("tool", "notes ")):
+                if t.startswith(head):
+                    ok((kind, int(t[len(head):].split()[0].rstrip(":"))) in tags,
+                       "a hit that is there: %r" % h)
+    # The next turn works on what survived.
+    mem.sessions.persist(SID, [(1, None, _user(99))])
+    mem.close()
+    return lost
+
+
+def _matrix(config, every=1):
+    _reference()
+    for torn in (False, True):
+        res = cutmatrix.run(config, _workload, _check, torn=torn, every=every, kib=512)
+        print(cutmatrix.line(res))
+        for f in res["failures"][:5]:
+            print("  cut", f)
+        yield res
+
+
+@timeout(1200)
+def test_lfs2_every_cut_of_persist_compaction_archive_and_search():
+    for res in _matrix("lfs2-4096"):
+        ok(res["cuts"] > 200, "the workload has many cut points")
+        eq(res["failures"], [], "every cut recovered")
+        eq(res["lost"], 0, "no acknowledged record lost")
+
+
+@timeout(1200)
+def test_fat_sd_every_second_cut_of_persist_compaction_archive_and_search():
+    for res in _matrix("fat-sd-4096", every=2):
+        eq(res["failures"], [], "every cut recovered")
+        eq(res["lost"], 0, "no acknowledged record lost")
+
+
+def _archived_session():
+    mem = _open()
+    a = []
+    for n in range(TURNS):
+        _turn(mem, n, a)
+    mem.close()
+    ok(arc.segments(D, file_name(SID)), "the session has archive segments")
+
+
+def _whole_or_gone(config, torn):
+    kind, bs, erase = cutmatrix.CONFIGS[config]
+    from flashsim import mount
+
+    dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
+    _archived_session()
+    want = [(k, n) for k, n, w in _present(_open())]
+    base = dev.image()
+    ops0 = dev.ops
+    _open().sessions.delete(SID)
+    total = dev.ops - ops0
+    outcomes = set()
+    for n in range(total):
+        dev = dev.restore(base)
+        dev.cut_power(n, torn)
+        try:
+            _open().sessions.delete(SID)
+        except OSError:
+            pass
+        dev = dev.reboot()
+        mem = _open()
+        got = [(k, m) for k, m, w in _present(mem)]  # the first use finishes a deletion
+        if got:
+            eq(got, want, "cut %d: the session whole" % n)
+            ok(mem.search(WORDS[TURNS - 1], 3, session=SID), "cut %d: and searched" % n)
+        else:
+            eq(sorted(os.listdir(D)), ["archive.list"] if fsutil.exists(D + "/archive.list") else [],
+               "cut %d: gone, no file of it left" % n)
+            eq(arc.read(D), [], "cut %d: nor a catalog entry" % n)
+        outcomes.add(bool(got))
+    eq(outcomes, {True, False}, "cuts before and after the deletion began")
+    dev.unmount()
+
+
+@timeout(900)
+def test_deleting_an_archived_session_cut_anywhere_leaves_it_whole_or_gone():
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for torn in (False, True):
+            _whole_or_gone(config, torn)
+
+
+def _rebuild_matrix(config, torn):
+    kind, bs, erase = cutmatrix.CONFIGS[config]
+    from flashsim import mount
+
+    dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
+    _archived_session()
+    queries = [WORDS[n] for n in range(len(WORDS))]
+    mem = _open()
+    want = [mem.search(q, 5, session=SID) for q in queries]
+    for name in os.listdir(D):
+        if name.endswith(".tix"):
+            os.remove(D + "/" + name)
+    base = dev.image()
+    ops0 = dev.ops
+    _open().search("violin", 3, session=SID)  # writes every index again
+    total = dev.ops - ops0
+    ok(total > 5, "a rebuild writes")
+    for n in range(total):
+        dev = dev.restore(base)
+        dev.cut_power(n, torn)
+        try:
+            _open().search("violin", 3, session=SID)
+        except OSError:
+            pass
+        dev = dev.reboot()
+        mem = _open()
+        eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
+    dev.unmount()
+    return total
+
+
+@timeout(900)
+def test_an_index_rebuild_cut_anywhere_searches_the_same_afterwards():
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for torn in (False, True):
+            print(config, torn, _rebuild_matrix(config, torn), "cuts")

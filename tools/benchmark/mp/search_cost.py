@@ -1,0 +1,166 @@
+# The cost of history search on the unix port: micropython search_cost.py search_cost
+# '{"path": EVENTS.jsonl, "questions": QUESTIONS.json, "session_limit": N, "image": FILE}'
+# (the questions: [[text, channel or null, chat id or null], ...]; the image: a host file
+# for the simulated flash, so that the heap holds only the library's).
+# MIT license
+#
+# The events (written by tools/benchmark/search_eval.py): conversations persisted turn by
+# turn through Sessions on simulated LittleFS, compaction moving old turns into archive
+# segments; then the memory is closed (every text index whole) and opened afresh, and each
+# question is searched as the memory_search tool does (its chat's sessions) and over the
+# whole data root: host CPU time (median), bytes read from the flash (the simulated device's
+# counter: what littlefs reads, folder lookups included), and the heap above idle of a
+# query (heapmeter). Also: the history's bytes (logs and segments), its text indexes', and
+# the flash cost of persisting it.
+import gc
+import json
+import os
+import sys
+
+from bench_mp import SW, out
+from flashsim import attach, mount
+from heapmeter import Meter, library_modules
+
+import claw_memory
+
+D = "/flash/sessions"
+
+
+def _events(path):
+    with open(path) as f:
+        for line in f:
+            yield json.loads(line)
+
+
+def build(a):
+    dev = mount("lfs2", "/flash", blocks=a.get("blocks", 2048), image_file=a["image"])
+    mem = claw_memory.open("/flash", extract=False, session_limit=a["session_limit"])
+    dev.reset_stats()
+    turns = 0
+    chats = set()
+    for ev in _events(a["path"]):
+        if ev[0] == "command":
+            mem.session_command(ev[1], ev[2], ev[3])
+            continue
+        if (ev[1], ev[2], ev[3]) not in chats:  # its chat map (made by /session, or here)
+            chats.add((ev[1], ev[2], ev[3]))
+            if mem.chats.session_id(ev[1], ev[2]) != ev[3]:
+                alias = ev[3].rsplit(":", 1)[1]
+                if not mem.session_command(ev[1], ev[2], "switch " + alias).startswith("Switched"):
+                    mem.session_command(ev[1], ev[2], "new " + alias)
+        sid, recs = ev[3], ev[4]
+        batches = [[recs[0]]] + [recs[i:i + 2] for i in range(1, len(recs) - 1, 2)] + [[recs[-1]]]
+        for n, batch in enumerate(batches):
+            mem.sessions.persist(sid, [(r[0], r[1], None if r[1] else r[3]) for r in batch],
+                                 turn_completed=n == len(batches) - 1)
+        turns += 1
+    st = dev.stats()
+    mem.close()
+    sz = sizes()
+    dev.unmount()
+    return turns, st, sz
+
+
+def sizes():
+    """{logs, segments, logs' indexes, segments' indexes}: bytes."""
+    out = {"logs": 0, "segments": 0, "log_tix": 0, "segment_tix": 0}
+    for name in os.listdir(D):
+        n = os.stat(D + "/" + name)[6]
+        arc = ".log.arc" in name
+        if name.endswith(".tix"):
+            out["segment_tix" if arc else "log_tix"] += n
+        elif arc:
+            out["segments"] += n
+        elif name.endswith(".log"):
+            out["logs"] += n
+    return out
+
+
+def _copy_out(src, dst):
+    # The data root's files to a host folder (the unix port's own filesystem: reads in C, as
+    # a board's flash driver does them, not through the simulated device's Python).
+    for name in os.listdir(src):
+        p = src + "/" + name
+        if os.stat(p)[0] & 0x4000:
+            try:
+                os.mkdir(dst + "/" + name)
+            except OSError:
+                pass
+            _copy_out(p, dst + "/" + name)
+            continue
+        with open(p, "rb") as f, open(dst + "/" + name, "wb") as g:
+            while True:
+                b = f.read(4096)
+                if not b:
+                    break
+                g.write(b)
+
+
+def _times(mem, questions, scope):
+    times = []
+    for text, ch, cid in questions:
+        chat = (ch, cid) if scope == "chat" and ch else None
+        if scope == "chat" and not ch:
+            continue
+        gc.collect()
+        SW.start()
+        mem.search(text, 5, chat=chat)
+        times.append(SW.stop())
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main(a):
+    with open(a["questions"]) as f:
+        a["questions"] = json.load(f)
+    turns, st, sz = build(a)
+    gc.collect()
+    dev = attach(a["image"], "lfs2", "/flash")
+    mem = claw_memory.open("/flash", extract=False, session_limit=a["session_limit"])
+    mem.search("warm up", 5)  # (the modules a search imports: bytecode, when from .mpy)
+    res = {}
+    for scope in ("chat", "root"):
+        times = []
+        reads = []
+        hits = 0
+        for text, ch, cid in a["questions"]:
+            chat = (ch, cid) if scope == "chat" and ch else None
+            if scope == "chat" and not ch:
+                continue
+            gc.collect()
+            r0 = dev.bytes_read
+            SW.start()
+            got = mem.search(text, 5, chat=chat)
+            times.append(SW.stop())
+            reads.append(dev.bytes_read - r0)
+            hits += len(got)
+        times.sort()
+        reads.sort()
+        res[scope] = {"n": len(times), "median_us": times[len(times) // 2],
+                      "p90_us": times[len(times) * 9 // 10], "max_us": times[-1],
+                      "read_median": reads[len(reads) // 2], "read_max": reads[-1], "hits": hits}
+    above = 0
+    for text, ch, cid in a["questions"][:12]:
+        gc.collect()
+        with Meter(*library_modules()) as m:
+            r = mem.search(text, 5, chat=(ch, cid) if ch else None)
+            r = None
+        above = max(above, m.above)
+    native = {}
+    if a.get("host_dir"):
+        for p in ("/memory", "/sessions", "/sessions/chat_map"):
+            try:
+                os.mkdir(a["host_dir"] + p)
+            except OSError:
+                pass
+        _copy_out("/flash/sessions", a["host_dir"] + "/sessions")
+        _copy_out("/flash/memory", a["host_dir"] + "/memory")
+        host = claw_memory.open(a["host_dir"], extract=False, session_limit=a["session_limit"])
+        host.search("warm up", 5)
+        native = {scope: _times(host, a["questions"], scope) for scope in ("chat", "root")}
+    out(case="search_cost", turns=turns, history=sz["logs"] + sz["segments"],
+        index=sz["log_tix"] + sz["segment_tix"], sizes=sz, scopes=res, above=above, persist=st,
+        native_median_us=native)
+
+
+main(json.loads(sys.argv[2]))
