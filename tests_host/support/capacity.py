@@ -1,7 +1,7 @@
 # The long-term store at its documented capacity (128 items with maximum-size content, tags
 # and keywords, 3 labels each: 384 labels), a session at the 150 KiB limit and 2,000 other
 # sessions, and a run of every store operation and the session operations that read much
-# (request start, compaction, listing) in a heap of a given free size
+# (request start, compaction, listing, a search rebuilding the session's text index) in a heap of a given free size
 # (tests_host/test_heap32.py and tools/heap32.py, on the 32-bit port).
 #
 #   capacity.py build ROOT
@@ -17,6 +17,7 @@
 # (the memory is always opened and its store loaded).
 # MIT license
 import gc
+import os
 import sys
 
 
@@ -210,6 +211,20 @@ def run(root, free_kib, how="", only="", mode="full"):
     step("history", request_start)
     step("persist", lambda: persist_turn(mem, sid))
     step("sessions", lambda: sum(1 for _ in mem.sessions.list()))
+
+    def search_rebuild():
+        # The 150 KiB session's text index gone: the search writes it again from the log
+        # (session/indexer.py, 1 KiB pieces), then ranks and verifies its hits.
+        from claw_memory.session import file_name
+
+        try:
+            os.remove(root + "/sessions/" + file_name(sid) + ".tix")
+        except OSError:  # (a run cut short by a smaller heap left none: the search writes it)
+            pass
+        if not mem.search("open the window before the guests", 5, session=sid):
+            raise AssertionError("no hit")
+
+    step("s_search", search_rebuild)
     step("s_compact", lambda: mem.sessions.compact(sid))
     step("close", mem.close)
     print("ALL-OK")

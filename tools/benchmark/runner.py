@@ -174,6 +174,8 @@ def collect(args, res=None):
 
         print("history search...", file=sys.stderr)
         res["search"] = search_eval.evaluate()
+        res["search"]["cost64"] = search_eval.query_cost(run, 64)
+        res["search"]["cost32"] = search_eval.query_cost(run, 32) if mp32 else None
     with tempfile.TemporaryDirectory() as tmp:
         if "heap" in only:
             if mp32:
