@@ -11,7 +11,7 @@ PROG_MS_PER_256 = 0.7
 FACTORS = (30, 100)
 FS = ("lfs2", "fat")
 FS_NAME = {"lfs2": "LittleFS", "fat": "FAT"}
-SYS_NAME = {"ours": "ours", "espclaw": "ESP-Claw", "chipclaw": "ChipClaw-style (rewrite per turn)",
+SYS_NAME = {"ours": "ours", "ours-noindex": "ours, history search index off", "espclaw": "ESP-Claw", "chipclaw": "ChipClaw-style (rewrite per turn)",
             "naive": "naive (rewrite per persist)"}
 STORE_NAME = {"ours": "ours", "espclaw": "ESP-Claw", "naive": "naive (one JSON file)"}
 
@@ -54,6 +54,16 @@ def verdict(ok):
     if ok == ACCEPTED:
         return "ACCEPTED (see the store's flatness below)"
     return "PASS" if ok else "FAIL"
+
+
+def target_table(rows, out):
+    """A section's targets: (name, measured, ok) rows, with a blank line before and after."""
+    out("")
+    out("| target | measured | |")
+    out("|---|---|---|")
+    for name, val, ok in rows:
+        out("| %s | %s | %s |" % (name, val, verdict(ok)))
+    out("")
 
 
 def find(rows, **kw):

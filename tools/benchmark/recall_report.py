@@ -1,7 +1,7 @@
 """The ranked-recall part of the report: its targets, retrieval quality side by side, the
 agent-level cost and the cost of a query on the board."""
 
-from .figures import KIB, verdict
+from .figures import KIB, target_table, verdict
 
 GROUPS = ("all", "plain", "two facts", "updated", "en", "zh")
 
@@ -43,12 +43,7 @@ def recall_tables(res, out):
         "recency: the newest items first. recall@k: the share of a question's gold items in the top k; "
         "MRR: 1 / the rank of the first gold item (top 10)." % (
             r["set"]["stores"], r["set"]["items"], r["set"]["questions"]))
-    out("")
-    out("| target | measured | |")
-    out("|---|---|---|")
-    for name, val, ok in rows:
-        out("| %s | %s | %s |" % (name, val, verdict(ok)))
-    out("")
+    target_table(rows, out)
     out("| system | questions | recall@1 | recall@5 | MRR |")
     out("|---|---|---|---|---|")
     for group in GROUPS:

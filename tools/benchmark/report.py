@@ -87,8 +87,12 @@ NOTES = """\
 The workload's three persists write 165, 499 and 228 bytes (the pending file's header and lines,
 then the final answer), and the completing one puts the whole turn, 878 bytes of records, into
 ESP-Claw's `.log`. Every persist is durable when it returns, so each is one write that reaches
-flash, and the turn must reach the `.log` (ESP-Claw reads nothing else). The history search index
-of issue 26 is not built yet: these figures are without it.
+flash, and the turn must reach the `.log` (ESP-Claw reads nothing else). The floor is that of
+these three appends; the history search index (issue 26, on by default) is derived data and adds
+to ours what the "ours, history search index off" row takes away: a block appended to the
+session's `.tix` each time 8 KiB of log wait (about every 9 turns of this workload, with the
+`.idx` append that is due then: a block of ~1.5 KB, its copy of the `.tix` file's last block on
+littlefs), 1 to 2 operations a turn on average.
 
 - **FatFs** (4096-byte sectors, each sector write an erase and a program on raw flash): a durable
   write into an allocated file costs its data sector and the directory sector holding the file's

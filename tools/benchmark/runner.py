@@ -89,7 +89,7 @@ def plan(quick):
     fss = ("lfs2",) if quick else FS
     p = {
         "fs": fss,
-        "turn_systems": ("ours", "espclaw") if quick else ("ours", "espclaw", "chipclaw", "naive"),
+        "turn_systems": ("ours", "espclaw") if quick else ("ours", "ours-noindex", "espclaw", "chipclaw", "naive"),
         "turn_points": [10, 50] if quick else [10, 50, 100, 300],
         "window": 8 if quick else 16,
         "near_turns": 0 if quick else 440,

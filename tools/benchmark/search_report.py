@@ -2,7 +2,7 @@
 the two systems side by side, overall and per group; the cost of a query over a megabyte of
 history (search_cost.py on the unix port) and what the index costs on flash."""
 
-from .figures import FACTORS, KIB, fmt_ms, verdict
+from .figures import FACTORS, KIB, fmt_ms, target_table, verdict
 from .search_eval import GROUPS, SYSTEMS, TARGET
 
 
@@ -108,12 +108,7 @@ def cost_tables(r, out):
         "reads: its metadata and file skip-lists included). Device estimate: CPU on the host's "
         "filesystem x%s, plus flash reads at %.1f ms a KiB." % (" / x".join(str(f) for f in FACTORS),
                                                                  READ_MS_PER_KIB))
-    out("")
-    out("| target | measured | |")
-    out("|---|---|---|")
-    for name, val, ok in rows:
-        out("| %s | %s | %s |" % (name, val, verdict(ok)))
-    out("")
+    target_table(rows, out)
     out("| layout | history (logs + segments) | text indexes | scope | queries | host median (p90) ms "
         "| host's filesystem median ms | read median (max) KiB | device x30 / x100 ms | heap above idle KiB |")
     out("|---|---|---|---|---|---|---|---|---|---|")
