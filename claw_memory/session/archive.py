@@ -21,6 +21,7 @@
 # (under the deletion journal), so that a cut never leaves a segment no catalog names.
 
 import os
+from array import array
 
 from .. import fsutil, text
 from .._compat import const
@@ -40,21 +41,40 @@ def seg_path(directory, log_name, seq):
 def read(directory):
     """[[seq, size, time, log name, live]] of the catalog, in its order (oldest first); []
     when there is none. Damaged lines are skipped (their segments are then not listed)."""
-    out = []
+    return list(_entries(directory))
+
+
+def _entries(directory):
     path = directory + "/" + CATALOG
     if fsutil.size(path) < 0:
-        return out
+        return
     with open(path, "rb") as f:
         if f.read(len(_HEAD)) != _HEAD:
-            return out
+            return
         while True:
             n, nl, first = fmt_.next_line(f)
             if not n:
-                return out
+                return
             if nl and n <= _LINE_MAX:
                 e = _parse(first)
                 if e is not None:
-                    out.append(e)
+                    yield e
+
+
+def live(directory, names=None):
+    """{log name: array of seq, size, seq, size, ...} of the live segments of the logs in
+    `names` (None: every log), oldest first. Read line by line and kept as numbers: a
+    data root's catalog may name hundreds of segments, and a search of one chat needs only
+    its own (a list per entry would hold ~120 bytes each)."""
+    out = {}
+    for e in _entries(directory):
+        if e[4] and (names is None or e[3] in names):
+            a = out.get(e[3])
+            if a is None:
+                a = out[e[3]] = array("I")
+            a.append(e[0])
+            a.append(e[1])
+    return out
 
 
 def _parse(line):
@@ -84,11 +104,10 @@ def encode(directory, entries):
     return bytes(out)
 
 
-def segments(directory, log_name, entries=None):
+def segments(directory, log_name):
     """[(seq, path, size)] of a log's live segments, oldest first."""
-    return [(e[0], seg_path(directory, e[3], e[0]), e[1])
-            for e in (read(directory) if entries is None else entries)
-            if e[4] and e[3] == log_name]
+    a = live(directory, (log_name,)).get(log_name, ())
+    return [(a[i], seg_path(directory, log_name, a[i]), a[i + 1]) for i in range(0, len(a), 2)]
 
 
 def plan(directory, log_name, size, limit, now=0):

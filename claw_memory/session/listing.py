@@ -132,8 +132,8 @@ def search_files(sessions, ids):
     field means)."""
     from . import archive
 
-    entries = archive.read(sessions.dir)
     if ids is None:
+        segs = archive.live(sessions.dir)
         keys = []  # one word per named session: their files are not listed twice
         for sid in sessions.names() if sessions.names is not None else ():
             try:
@@ -142,28 +142,31 @@ def search_files(sessions, ids):
                 continue
             if len(keys) < _NAMED_MAX:
                 keys.append(fmt_.name_key(log))
-            yield from _files_of(sessions, sid, log, entries)
+            yield from _files_of(sessions, sid, log, segs)
         keys.sort()
         for log in logs(sessions.dir):
             if not has(keys, fmt_.name_key(log)):
-                yield from _files_of(sessions, None, log, entries)
+                yield from _files_of(sessions, None, log, segs)
     else:
+        found = []
         for sid in ids:
-            yield from _files_of(sessions, sid, None, entries)
+            try:  # a session id, or the file name a search gave a session no chat map names
+                found.append((sid, sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)))
+            except ValueError:  # an id no session can have
+                continue
+        segs = archive.live(sessions.dir, [log.rsplit("/", 1)[-1] for _, log in found])
+        for sid, log in found:
+            yield from _files_of(sessions, sid, log, segs)
 
 
-def _files_of(sessions, sid, log, entries):
-    from . import archive
+def _files_of(sessions, sid, log, segs):
+    from .archive import seg_path
 
-    if log is None:
-        try:  # a session id, or the file name a search gave a session no chat map names
-            log = sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)
-        except ValueError:  # an id no session can have
-            return
     name = log.rsplit("/", 1)[-1]
     sid = sid or name
-    for seq, seg, size in archive.segments(sessions.dir, name, entries):
-        yield sid, seg, True, size, seq, False, False  # (never appended to: trusted)
+    a = segs.get(name, ())
+    for i in range(0, len(a), 2):  # (never appended to: trusted)
+        yield sid, seg_path(sessions.dir, name, a[i]), True, a[i + 1], a[i], False, False
     st = sessions._cache.get(log)
     if st is not None:
         sessions._flushed(log)

@@ -211,7 +211,7 @@ def write_doc(res, text):
     with open(path, "w") as f:
         f.write(HEADER % {"started": res["started"], "minutes": res["seconds"] / 60.0, "cases": res["cases"],
                           "load": res["load"]})
-        if res["plan"]["fs"] != FS:
+        if tuple(res["plan"]["fs"]) != FS:  # (a saved run holds a list)
             f.write("**Quick run** (`--quick`): LittleFS only, a subset of sizes.\n\n")
         f.write(text + "\n")
         f.write(kept)
