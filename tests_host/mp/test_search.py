@@ -889,3 +889,70 @@ def test_the_segments_of_a_log_esp_claw_deleted_go_at_the_next_compaction():
     eq(s.search("sister Lena", 50, [gone]), [], "nothing of it found")
     dev.unmount()
 
+
+
+def _named(path):
+    """(offset, length) of every record the text index of `path` names."""
+    out = []
+    with open(path + ".tix", "rb") as f:
+        for b in tix.blocks(path + ".tix")[0]:
+            out += [(off, ln) for off, ln, k in b.records(f)]
+    return out
+
+
+def _lines(path):
+    out = []
+    pos = 0
+    with open(path, "rb") as f:
+        for ln in f.read().split(b"\n")[:-1]:
+            out.append((pos, len(ln) + 1))
+            pos += len(ln) + 1
+    return out
+
+
+def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
+    # Another program rewrote the log and its .idx under our text index: a turn's user message
+    # a byte longer, its answer a byte shorter, the end as it was (the probe still matches).
+    # The compaction, whose cut falls in that block, sees that the index no longer names the
+    # log's records and does not carry it over: the indexes afterwards name exactly the
+    # records of their files.
+    from claw_memory.session import format as fmt
+
+    dev, s = _fresh(blocks=512, size_limit=6000)
+    for i in range(14):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    log = s.path(SID)
+    eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
+    eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
+    with open(log, "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    with open(log + ".idx", "rb") as f:
+        idx = f.read()
+    ents = [fmt.unpack(idx, 8 + 10 * n) for n in range((len(idx) - 8) // 10)]
+    eq(len(ents), len(lines), "(one entry per line)")
+    i = [k for k, ln in enumerate(lines) if b"turn 6:" in ln][0]
+    j = lines.index(b'{"role":"assistant","content":"noted 6"}')
+    lines[i] = lines[i].replace(b"dentist", b"dentistx")
+    lines[j] = b'{"role":"assistant","content":"note 6"}'
+    data = b"".join(ln + b"\n" for ln in lines)
+    eq(len(data), fsutil.size(log), "(the same size)")
+    out = bytearray(fmt.HEADER)
+    pos = 0
+    for ln, e in zip(lines, ents):
+        out += fmt.entry(pos, len(ln) + 1, e[2], e[3])
+        pos += len(ln) + 1
+    with open(log, "wb") as f:
+        f.write(data)
+    with open(log + ".idx", "wb") as f:
+        f.write(out)
+    s = Sessions(D, size_limit=6000)
+    for i in range(14, 18):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    segs = arc.segments(D, file_name(SID))
+    ok(segs, "(compacted into the archive)")
+    eq(_texts(s.search("dentistx", 1))[0][1][:7], "turn 6:", "the rewritten words found")
+    for p in [log] + [p for seq, p, size in segs]:  # (the search indexed what had none)
+        eq(_named(p), _lines(p), "the index of %s names its records" % p)
+    dev.unmount()
