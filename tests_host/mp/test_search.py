@@ -910,31 +910,21 @@ def _lines(path):
     return out
 
 
-def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
-    # Another program rewrote the log and its .idx under our text index: a turn's user message
-    # a byte longer, its answer a byte shorter, the end as it was (the probe still matches).
-    # The compaction, whose cut falls in that block, sees that the index no longer names the
-    # log's records and does not carry it over: the indexes afterwards name exactly the
-    # records of their files.
+def _rewrite_two(log, turn, word):
+    """As another program would: the log and its .idx rewritten, `word` in the turn's user
+    message one byte longer, its final answer one byte shorter (the size and end unchanged)."""
     from claw_memory.session import format as fmt
 
-    dev, s = _fresh(blocks=512, size_limit=6000)
-    for i in range(14):
-        _turn(s, SID, i, pad="p" * 40)
-    s.close()
-    log = s.path(SID)
-    eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
-    eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
     with open(log, "rb") as f:
         lines = f.read().split(b"\n")[:-1]
     with open(log + ".idx", "rb") as f:
         idx = f.read()
     ents = [fmt.unpack(idx, 8 + 10 * n) for n in range((len(idx) - 8) // 10)]
     eq(len(ents), len(lines), "(one entry per line)")
-    i = [k for k, ln in enumerate(lines) if b"turn 6:" in ln][0]
-    j = lines.index(b'{"role":"assistant","content":"noted 6"}')
-    lines[i] = lines[i].replace(b"dentist", b"dentistx")
-    lines[j] = b'{"role":"assistant","content":"note 6"}'
+    i = [k for k, ln in enumerate(lines) if b"turn %d:" % turn in ln][0]
+    j = lines.index(b'{"role":"assistant","content":"noted %d"}' % turn)
+    lines[i] = lines[i].replace(word, word + b"x")
+    lines[j] = b'{"role":"assistant","content":"note %d"}' % turn
     data = b"".join(ln + b"\n" for ln in lines)
     eq(len(data), fsutil.size(log), "(the same size)")
     out = bytearray(fmt.HEADER)
@@ -946,6 +936,45 @@ def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
         f.write(data)
     with open(log + ".idx", "wb") as f:
         f.write(out)
+
+
+def test_a_compaction_does_not_copy_a_block_naming_other_records_into_the_archive():
+    # The rewritten turn is in a block wholly before the compaction's cut, which goes to the
+    # segment's index as it is, unless its records are not the log's: the segment's index
+    # (never probed) would then name other records for good.
+    dev, s = _fresh(blocks=512, size_limit=6000)
+    for i in range(8):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    log = s.path(SID)
+    _rewrite_two(log, 1, b"Hendrik")
+    s = Sessions(D, size_limit=6000)
+    for i in range(8, 16):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    segs = arc.segments(D, file_name(SID))
+    ok(segs and fsutil.size(log + ".tix") > 0, "(compacted into the archive)")
+    hit = s.search("Hendrikx", 1)[0]
+    ok(hit["archived"] and hit["text"].startswith("turn 1:"), "the rewritten words found: %r" % hit)
+    for p in [log] + [p for seq, p, size in segs]:
+        eq(_named(p), _lines(p), "the index of %s names its records" % p)
+    dev.unmount()
+
+
+def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
+    # Another program rewrote the log and its .idx under our text index: a turn's user message
+    # a byte longer, its answer a byte shorter, the end as it was (the probe still matches).
+    # The compaction, whose cut falls in that block, sees that the index no longer names the
+    # log's records and does not carry it over: the indexes afterwards name exactly the
+    # records of their files.
+    dev, s = _fresh(blocks=512, size_limit=6000)
+    for i in range(14):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    log = s.path(SID)
+    eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
+    eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
+    _rewrite_two(log, 6, b"dentist")
     s = Sessions(D, size_limit=6000)
     for i in range(14, 18):
         _turn(s, SID, i, pad="p" * 40)
