@@ -263,10 +263,17 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
             open(seg, "rb") if seg else fsutil.Nothing()) as fa:
         for b in blks:
             if b.end <= cut:
+                # to the segment's index as it is, once its records are the log's (a rewrite
+                # by another program that left the probed bytes as they were can leave an
+                # index naming others; a segment's index is never probed again)
+                for off, ln, k in b.records(fi):
+                    while m is not None and m[0] < off:
+                        m = next(mv, None)
+                    if m is None or (m[0], m[1]) != (off, ln):
+                        return False
+                    m = next(mv, None)
                 if aout is not None:
                     aout.copy(fi, b.pos, tix.BH + b.body)
-                while m is not None and m[0] < b.end:
-                    m = next(mv, None)
                 continue
             dls = b.head(fi)[0]
             parts = ((tix.Builder(), bytearray(b"\xff" * b.n), [0], fn, out),
