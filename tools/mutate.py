@@ -64,7 +64,7 @@ TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py",
                                     _MP + "test_incognito.py"],
-    "session/listing": _SESSION + [_MP + "test_inspect.py"],
+    "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,
     "session/flat": _STREAM,

@@ -306,6 +306,21 @@ def test_compaction_moves_whole_turns_to_the_archive_once():
         dev.unmount()
 
 
+def test_an_archived_hit_carries_its_session_id():
+    dev = mount("lfs2", "/flash", blocks=512)
+    mem = claw_memory.open("/flash", extract=False, session_limit=6000)
+    sid = mem.chats.session_id("web", "carol")
+    for n in range(40):
+        _turn(mem.sessions, sid, n, pad="p" * 40)
+    ok(arc.segments(D, file_name(sid)), "compacted into the archive")
+    for chat in (("web", "carol"), None):
+        hits = [h for h in mem.search("turn 2 violin daughter", 5, chat=chat) if h["archived"]]
+        ok(hits and hits[0]["text"].startswith("turn 2:"), "an archived turn is found (%r)" % (chat,))
+        eq({h["session"] for h in hits}, {sid}, "its session's id, not its file's name (%r)" % (chat,))
+    mem.close()
+    dev.unmount()
+
+
 def test_paging_continues_into_the_archive():
     dev, s = _archive_run()
     want = []
