@@ -953,50 +953,49 @@ def _rewrite_two(log, turn, word):
         f.write(out)
 
 
-def test_a_compaction_does_not_copy_a_block_naming_other_records_into_the_archive():
-    # The rewritten turn is in a block wholly before the compaction's cut, which goes to the
-    # segment's index as it is, unless its records are not the log's: the segment's index
-    # (never probed) would then name other records for good.
+def _rewritten_then_compacted(first, turn, word, more):
+    # `first` turns closed, turn `turn` rewritten by another program (`word` one byte longer
+    # in its user message, its answer a byte shorter: same size, same probed end), then
+    # turns up to `more`: (Sessions, log path, its segments).
     dev, s = _fresh(blocks=512, size_limit=6000)
-    for i in range(8):
+    for i in range(first):
         _turn(s, SID, i, pad="p" * 40)
     s.close()
     log = s.path(SID)
-    _rewrite_two(log, 1, b"Hendrik")
+    if first == 14:
+        eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
+        eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
+    _rewrite_two(log, turn, word)
     s = Sessions(D, size_limit=6000)
-    for i in range(8, 16):
-        _turn(s, SID, i, pad="p" * 40)
-    s.close()
-    segs = arc.segments(D, file_name(SID))
-    ok(segs and fsutil.size(log + ".tix") > 0, "(compacted into the archive)")
-    hit = s.search("Hendrikx", 1)[0]
-    ok(hit["archived"] and hit["text"].startswith("turn 1:"), "the rewritten words found: %r" % hit)
-    for p in [log] + [p for seq, p, size in segs]:
-        eq(_named(p), _lines(p), "the index of %s names its records" % p)
-    dev.unmount()
-
-
-def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
-    # Another program rewrote the log and its .idx under our text index: a turn's user message
-    # a byte longer, its answer a byte shorter, the end as it was (the probe still matches).
-    # The compaction, whose cut falls in that block, sees that the index no longer names the
-    # log's records and does not carry it over: the indexes afterwards name exactly the
-    # records of their files.
-    dev, s = _fresh(blocks=512, size_limit=6000)
-    for i in range(14):
-        _turn(s, SID, i, pad="p" * 40)
-    s.close()
-    log = s.path(SID)
-    eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
-    eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
-    _rewrite_two(log, 6, b"dentist")
-    s = Sessions(D, size_limit=6000)
-    for i in range(14, 18):
+    for i in range(first, more):
         _turn(s, SID, i, pad="p" * 40)
     s.close()
     segs = arc.segments(D, file_name(SID))
     ok(segs, "(compacted into the archive)")
-    eq(_texts(s.search("dentistx", 1))[0][1][:7], "turn 6:", "the rewritten words found")
-    for p in [log] + [p for seq, p, size in segs]:  # (the search indexed what had none)
+    return dev, s, log, segs
+
+
+def _names_its_records(log, segs):
+    for p in [log] + [p for seq, p, size in segs]:
         eq(_named(p), _lines(p), "the index of %s names its records" % p)
+
+
+def test_a_compaction_does_not_copy_a_block_naming_other_records_into_the_archive():
+    # The rewritten turn is in a block wholly before the compaction's cut, which goes to the
+    # segment's index as it is, unless its records are not the log's: the segment's index
+    # (never probed) would then name other records for good.
+    dev, s, log, segs = _rewritten_then_compacted(8, 1, b"Hendrik", 16)
+    ok(fsutil.size(log + ".tix") > 0, "(the log has a text index)")
+    hit = s.search("Hendrikx", 1)[0]
+    ok(hit["archived"] and hit["text"].startswith("turn 1:"), "the rewritten words found: %r" % hit)
+    _names_its_records(log, segs)
+    dev.unmount()
+
+
+def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
+    # The compaction's cut falls in the block of the rewritten turn: it sees that the index
+    # no longer names the log's records and does not carry it over.
+    dev, s, log, segs = _rewritten_then_compacted(14, 6, b"dentist", 18)
+    eq(_texts(s.search("dentistx", 1))[0][1][:7], "turn 6:", "the rewritten words found")
+    _names_its_records(log, segs)  # (the search indexed what had none)
     dev.unmount()
