@@ -56,7 +56,8 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
           _MP + "test_expiry.py", _MP + "test_undo_powercut.py"]
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
-_SEARCH = [_MP + "test_search.py", _MP + "test_search_powercut.py", _MP + "test_provenance.py",
+_SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
+           _MP + "test_provenance.py",
            "tests_host/test_search_bench.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
@@ -64,7 +65,7 @@ TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py",
                                     _MP + "test_incognito.py"],
-    "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py"],
+    "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py", _MP + "test_search_edges.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,
     "session/flat": _STREAM,
@@ -77,7 +78,7 @@ TESTS = {
     "session/search": _SEARCH,
     "session/archive": _SEARCH + [_MP + "test_session_pending.py"],
     "session/compact": _SESSION + _SEARCH,
-    "session/replay": _SESSION + [_MP + "test_search.py"],
+    "session/replay": _SESSION + [_MP + "test_search.py", _MP + "test_search_edges.py"],
     "session/deletion": _SESSION + _SEARCH,
     "session/origin": _TRUST,
     "session/ram": _TRUST,

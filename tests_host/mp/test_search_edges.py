@@ -1,0 +1,500 @@
+# History search at its edges (issue 24's test strength applied to issue 26): varints and
+# records around 128 bytes, a block's bounds, a word across a 1 KiB piece, the tf cap, the
+# probe as docs/FORMAT.md defines it, query terms, key collisions, postings beyond the pool,
+# damaged lines, another program's rewrites under the index, the archive's bound.
+import os
+
+from mptest import eq, heap, ok
+from search_cases import D, SID
+from search_cases import archive_run as _archive_run
+from search_cases import bm25 as _bm25
+from search_cases import fresh as _fresh
+from search_cases import records as _records
+from search_cases import texts as _texts
+from search_cases import turn as _turn
+
+from claw_memory import fsutil, terms
+from claw_memory.session import Sessions, file_name, tix
+from claw_memory.session import archive as arc
+
+HEAP = "8M"
+
+
+def _covers(path):
+    """Where the text index of `path` ends when it is whole and matches its file, else None."""
+    with open(path, "rb") as f:
+        blks, _ = tix.blocks(path + ".tix", fsutil.size(path), f)
+    return blks[-1].end if blks else None
+
+
+def test_varints_and_records_around_128_bytes():
+    # 128 is the first value a varint writes in two bytes; record lengths around it, and a
+    # term whose postings skip 32 records (a gap written as 128), read back exactly.
+    for v in (0, 1, 127, 128, 129, 255, 16383, 16384, 1 << 21):
+        out = bytearray()
+        tix.varint(out, v)
+        eq(tix.unvarint(out, 0), (v, len(out)), "varint %d" % v)
+    dev, s = _fresh()
+    base = len('{"role":"user","content":"w"}\n')
+    words = []
+    for n, ln in enumerate(range(124, 133)):
+        w = "zq" + "abcdefghij"[n]  # one unique word per record
+        body = w + " " + "k" * (ln - (base - 1) - len(w) - 1)  # a line of `ln` bytes
+        s.persist(SID, [(1, None, body)])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+        words.append((w, body))
+    for n in range(40):  # "lonely" in records 0 and 33 of this run: 32 ordinals between
+        s.persist(SID, [(1, None, "lonely start" if n == 0 else "filler %d" % n)])
+        s.persist(SID, [(2, None, "lonely start" if n == 16 else "ok")], turn_completed=True)
+    s.close()
+    eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "the index covers the log")
+    with open(s.path(SID), "rb") as f:
+        for w, body in words:
+            got = s.search(w, 3, [SID])
+            eq(_texts(got), [("user", body)], "found by its word: " + w)
+            f.seek(got[0]["offset"])
+            eq(len(f.readline()), base + len(body) - 1, "its offset (a line of that length)")
+    eq(sorted(_texts(s.search("lonely", 5, [SID]))),
+       [("assistant", "lonely start"), ("user", "lonely start")], "both")
+    dev.unmount()
+
+
+def test_a_record_with_more_terms_than_a_block_takes():
+    # 4,096 CJK characters (the first 8 KiB of which make ~2,700 bigrams, more than a block's
+    # 2,048 postings) is a block of its own; the records around it are found too.
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "kiwi " + "番茄" * 2100)])  # the first record: a block's first
+    s.persist(SID, [(2, None, "noted the long one")], turn_completed=True)
+    _turn(s, SID, 1)
+    _turn(s, SID, 7)
+    s.close()
+    eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "a whole index")
+    eq([h["role"] for h in s.search("kiwi", 3, [SID])], ["user"], "the long record")
+    eq(_texts(s.search("Hendrik", 3, [SID]))[0][1][:7], "turn 1:", "the ones after")
+    eq(_texts(s.search("Lisbon", 3, [SID]))[0][1][:7], "turn 7:", "the ones after")
+    dev.unmount()
+
+
+def test_a_block_holds_128_records():
+    # 100 short turns: the first block takes exactly 128 records, the index stays whole.
+    def word(n):
+        cons = "bcdfghjkmnpqrtvwxz"  # no vowels: no stemming merges two of them
+        return "xk" + cons[n % 18] + cons[n // 18]
+
+    dev, s = _fresh()
+    for n in range(100):
+        s.persist(SID, [(1, None, word(n))])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s.close()
+    eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "a whole index")
+    eq([b.n for b in tix.blocks(s.path(SID) + ".tix")[0]], [128, 72], "a full block, then the rest")
+    for n in (0, 63, 64, 99):  # records 0, 126 (block 1), 128, 198 (block 2)
+        eq(_texts(s.search(word(n), 3, [SID])), [("user", word(n))], "turn %d" % n)
+    dev.unmount()
+
+
+def test_a_word_across_a_1024_byte_piece_is_one_term():
+    # A long text's terms are made in pieces of ~1 KiB cut after a separator: a word across
+    # byte 1024 stays whole, whether the record is indexed or scored from its text.
+    dev, s = _fresh()
+    body = "lorem " * 170 + "zeppelin museum"  # "zeppelin" spans bytes 1020-1027
+    s.persist(SID, [(1, None, body)])
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    eq([h["role"] for h in s.search("zeppelin", 3, [SID])], ["user"], "scored from its text")
+    s.close()
+    eq([h["role"] for h in s.search("zeppelin", 3, [SID])], ["user"], "indexed")
+    eq(s.search("zepp", 3, [SID]) + s.search("elin", 3, [SID]), [], "no halves")
+    dev.unmount()
+
+
+def test_a_term_counts_at_most_four_times_indexed_or_not():
+    dev, s = _fresh()
+    docs = ["kiwi kiwi kiwi kiwi kiwi kiwi kiwi and a plum", "one kiwi here",
+            "kiwi kiwi and plums", "nothing of it"]
+    texts = []
+    for i, d in enumerate(docs):
+        s.persist(SID, [(1, None, d)])
+        s.persist(SID, [(2, None, "ok %d" % i)], turn_completed=True)
+        texts += [d, "ok %d" % i]
+    want = sorted(((sc, t) for sc, t in zip(_bm25(texts, "kiwi plum"), texts) if sc), reverse=True)
+    eq(sorted(((h["score"], h["text"]) for h in s.search("kiwi plum", 10)), reverse=True), want, "tail")
+    s.close()
+    eq(sorted(((h["score"], h["text"]) for h in s.search("kiwi plum", 10)), reverse=True), want, "indexed")
+    dev.unmount()
+
+
+def test_a_record_of_exactly_the_record_bound_is_a_whole_record():
+    dev, s = _fresh(max_record_bytes=200)
+    head = '{"role":"user","content":"quokka '
+    msg = head + "z" * (200 - len(head) - 2) + '"}'
+    eq(len(msg), 200, "(the bound)")
+    s.persist(SID, [(1, msg, None)])
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s.close()
+    got = s.search("quokka", 3, [SID])
+    eq(_texts(got), [("user", "quokka " + "z" * (200 - len(head) - 2))], "its visible text, not JSON")
+    dev.unmount()
+
+
+def test_the_index_covers_the_log_after_close_and_a_search_catch_up():
+    # Written with its header at the first close, appended to at the next, and a search of a
+    # log another program appended to indexes the records its index lacks.
+    dev, s = _fresh()
+    for n in range(3):
+        _turn(s, SID, n)
+    s.close()
+    log = s.path(SID)
+    eq(_covers(log), fsutil.size(log), "first close: a whole index")
+    for n in range(3, 5):
+        _turn(s, SID, n)
+    s.close()
+    eq(_covers(log), fsutil.size(log), "second close: caught up, no block twice")
+    before = _covers(log)
+    with open(log, "ab") as f:  # as ESP-Claw appends
+        f.write(b'{"role":"user","content":"the quokka enclosure"}\n')
+        f.write(b'{"role":"assistant","content":"noted"}\n')
+    s2 = Sessions(D)
+    eq(_texts(s2.search("quokka", 3, [SID])), [("user", "the quokka enclosure")], "found")
+    ok(_covers(log) > before, "the search indexed the appended records")
+    eq(_covers(log), fsutil.size(log), "up to the log's end")
+    dev.unmount()
+
+
+def test_an_index_whose_log_was_rewritten_in_place_is_rebuilt():
+    # Another program rewrites the log with records at the same places but other words (the
+    # last 16 bytes the probe hashes change): the index is written again, the new words found.
+    dev, s = _fresh()
+    _turn(s, SID, 1, tool=False)
+    s.persist(SID, [(1, None, "the kiwi orchard")])
+    s.persist(SID, [(2, None, "noted kiwi")], turn_completed=True)
+    s.close()
+    log = s.path(SID)
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(log, "wb") as f:
+        f.write(data.replace(b"kiwi", b"plum"))
+    s2 = Sessions(D)
+    eq(sorted(_texts(s2.search("plum", 3, [SID]))),
+       [("assistant", "noted plum"), ("user", "the plum orchard")], "the new words")
+    eq(s2.search("kiwi", 3, [SID]), [], "not the old ones")
+    dev.unmount()
+
+
+def test_a_query_uses_its_first_16_terms():
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    absent = ["zz%s%s" % (chr(97 + n // 4), chr(97 + n % 4)) for n in range(16)]
+    eq(len(set(terms.terms(" ".join(absent)))), 16, "(16 distinct terms)")
+    eq(s.search(" ".join(absent[:15] + ["boiler"]), 3), s.search("boiler", 3), "the 16th term counts")
+    eq(s.search(" ".join(absent + ["boiler"]), 3), [], "the 17th does not")
+    dev.unmount()
+
+
+def test_left_out_candidates_are_replaced_by_the_next_ones():
+    # "crkbe" and "kiwi" share the 21 bits a block knows a term by: the index offers the kiwi
+    # records for "crkbe" (rare, so they score first); the check leaves them out, and the
+    # plum records after them still fill the limit.
+    def key(w):
+        return terms.index_hash(terms.terms(w)[0]) & 0x1FFFFF
+
+    eq(key(b"crkbe"), key(b"kiwi"), "(a collision in the index)")
+    dev, s = _fresh()
+    for n in range(4):
+        s.persist(SID, [(1, None, "kiwi number %d" % n)])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    for n in range(10):
+        s.persist(SID, [(1, None, "plum number %d" % n)])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s.close()
+    got = s.search("crkbe plum", 3, [SID])
+    eq([h["text"] for h in got], ["plum number 9", "plum number 8", "plum number 7"],
+       "three plum records, no kiwi one")
+    eq(sorted(h["text"] for h in s.search("crkbe plum", 20, [SID])),
+       ["plum number %d" % n for n in range(10)], "every plum record, still no kiwi one")
+    eq(s.search("crkbe", 5, [SID]), [], "a record without any query term is never a hit")
+    dev.unmount()
+
+
+@heap("16M")
+def test_postings_beyond_the_pool_score_the_same():
+    # 1,200 records holding "kiwi": their postings and lengths pass the 2 KiB the first pass
+    # keeps in RAM; the newer blocks' are read again from the index, with the same scores.
+    dev, s = _fresh(blocks=512)
+    texts = []
+    for n in range(600):
+        t = "kiwi %sn%d" % ("pear " * (n % 5), n)
+        s.persist(SID, [(1, None, t)])
+        s.persist(SID, [(2, None, "kiwi noted carefully today")], turn_completed=True)
+        texts += [t, "kiwi noted carefully today"]
+    s.close()
+    ok(len(tix.blocks(s.path(SID) + ".tix")[0]) >= 9, "(many blocks)")
+    scores = _bm25(texts, "kiwi")
+    best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
+    eq([(h["text"], h["score"]) for h in s.search("kiwi", 50, [SID])],
+       [(texts[i], scores[i]) for i in best], "the best 50, newest first on a tie")
+    dev.unmount()
+
+
+def test_a_record_after_a_damaged_line_is_found_where_it_is():
+    # A line that is no record (torn, or another program's) is left out of the index: the
+    # record after it is placed past it.
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    s.close()
+    with open(s.path(SID), "ab") as f:
+        f.write(b'{"role":"user","content":"torn half\n{"nonsense": true}\n')
+        f.write(b'{"role":"user","content":"the quokka enclosure"}\n')
+    s2 = Sessions(D)
+    got = s2.search("quokka", 3, [SID])
+    eq(_texts(got), [("user", "the quokka enclosure")], "found")
+    with open(s.path(SID), "rb") as f:
+        f.seek(got[0]["offset"])
+        eq(f.readline(), b'{"role":"user","content":"the quokka enclosure"}\n', "at its offset")
+    dev.unmount()
+
+
+def _fnv1a(b):
+    h = 0x811C9DC5
+    for c in b:
+        h = ((h ^ c) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def test_block_headers_name_their_range_and_probe_as_documented():
+    # docs/FORMAT.md: blocks cover the log back to back from 0 to its end; a block's probe is
+    # the FNV-1a of the file's 16 bytes before its end, masked to 30 bits.
+    import struct
+
+    dev, s = _fresh()
+    for n in range(30):
+        _turn(s, SID, n, pad="q" * 300)  # > 8 KiB: blocks appended on the way, then at close
+    s.close()
+    with open(s.path(SID), "rb") as f:
+        data = f.read()
+    with open(s.path(SID) + ".tix", "rb") as f:
+        raw = f.read()
+    eq(raw[:8], b"CTIX\x01\x00\x00\x00", "header")
+    pos = 8
+    ranges = []
+    while pos < len(raw):
+        tag, bits, n, _, _, body, start, end, prb, sumdl = struct.unpack_from("<2sBBBBHIIII", raw, pos)
+        eq(tag, b"TB", "a block at %d" % pos)
+        ok(1 <= n <= 128 and bits <= 8, "its counts")
+        eq(prb, _fnv1a(data[end - 16 : end]) & 0x3FFFFFFF, "the probe of [%d, %d)" % (start, end))
+        ranges.append((start, end))
+        pos += 24 + body
+    eq(pos, len(raw), "whole blocks")
+    ok(len(ranges) >= 2, "(appended in steps)")
+    eq([r[0] for r in ranges], [0] + [r[1] for r in ranges[:-1]], "back to back")
+    eq(ranges[-1][1], len(data), "to the log's end")
+    dev.unmount()
+
+
+def test_an_index_with_blocks_twice_is_written_again():
+    # Two writers appending the same blocks (overlapping ranges): not an index; the archive
+    # segment's is made again, and neither paging nor search sees a record twice.
+    dev, s = _archive_run()
+    s.close()
+    seg = arc.segments(D, file_name(SID))[0][1]
+    with open(seg + ".tix", "rb") as f:
+        raw = f.read()
+    with open(seg + ".tix", "ab") as f:
+        f.write(raw[8:])
+    eq(tix.blocks(seg + ".tix")[0], None, "overlapping blocks: no index")
+    s = Sessions(D, size_limit=6000)
+    eq(s.page(SID, 0, 5)["total"], 120, "every record once")
+    got = s.search("turn 0 sister", 3)
+    eq(len([h for h in got if h["text"].startswith("turn 0:")]), 1, "found once")
+    dev.unmount()
+
+
+def test_a_segment_index_naming_other_records_is_found_stale_and_rebuilt():
+    # An archive segment's index is trusted without a probe (no one appends to a segment);
+    # one that names positions holding other records (here: another segment's index) shows
+    # when its candidates are read: it is written again and the query runs again.
+    dev, s = _archive_run()
+    queries = ("sister Lena", "lookup result", "noted")
+    want = [s.search(q, 8) for q in queries]
+    s.close()
+    segs = sorted(arc.segments(D, file_name(SID)), key=lambda x: x[2])
+    ok(segs[-1][2] > segs[0][2], "(segments of different sizes)")
+    with open(segs[-1][1] + ".tix", "rb") as f:
+        raw = f.read()
+    with open(segs[0][1] + ".tix", "wb") as f:
+        f.write(raw)
+    s = Sessions(D, size_limit=6000)
+    eq([s.search(q, 8) for q in queries], want, "the same hits")
+    with open(segs[0][1], "rb") as f:
+        eq(_covers(segs[0][1]), len(f.read()), "its own index again")
+    dev.unmount()
+
+
+def test_the_bound_keeps_the_newest_turns_whole_over_several_segments():
+    # Room for three segments: the oldest go as new ones come, each new one under a number
+    # no other segment had; the turns kept are the newest ones, each once, none missing.
+    dev, s = _archive_run(n=90, archive_limit=15000)
+    s.close()
+    entries = arc.read(D)
+    live = [e for e in entries if e[4]]
+    ok(len(live) >= 2, "(several live segments)")
+    seqs = [e[0] for e in entries]
+    eq(seqs, sorted(set(seqs)), "each segment its own number, in the order they were made")
+    recs = []
+    for seq, p, size in arc.segments(D, file_name(SID)):
+        eq(fsutil.size(p), size, "segment %d: the size its entry names" % seq)
+        recs += _records(p)
+    recs += _records(s.path(SID))
+    users = [int(r.split(b"turn ")[1].split(b":")[0]) for r in recs if b'"role":"user"' in r]
+    ok(users[0] > 0, "the oldest turns went")
+    eq(users, list(range(users[0], 90)), "the newest turns, each once, in order")
+    dev.unmount()
+
+
+def test_the_bound_is_one_for_the_data_root_oldest_first():
+    # One session archives, then another: the second one's compactions drop the first one's
+    # segments (the oldest of the data root), the live total stays within the limit.
+    dev, s = _fresh(blocks=512, size_limit=6000, archive_limit=15000)
+    other = "chat:web:u2:default_01"
+    for i in range(60):
+        _turn(s, SID, i, pad="p" * 40)
+    first = [e[0] for e in arc.read(D) if e[4]]
+    ok(len(first) >= 2, "(the first session's segments)")
+    for i in range(60):
+        _turn(s, other, i, pad="p" * 40)
+    live = [e for e in arc.read(D) if e[4]]
+    ok(sum(e[1] for e in live) <= 15000, "within the limit: %r" % live)
+    eq([e for e in live if e[0] in first[:-1]], [], "the first session's oldest segments went")
+    ok(arc.segments(D, file_name(other)), "the newest stay")
+    dev.unmount()
+
+
+@heap("16M")  # two 2 MiB simulated flashes
+def test_the_bound_keeps_an_archive_exactly_at_its_limit():
+    # The same turns twice: with room for everything, then with a limit of exactly the
+    # segments' total: at the limit nothing goes.
+    dev, s = _archive_run(archive_limit=1 << 20)
+    sizes = [e[1] for e in arc.read(D)]
+    ok(len(sizes) >= 3, "(several segments)")
+    dev.unmount()
+    dev, s = _archive_run(archive_limit=sum(sizes))
+    eq([(e[1], e[4]) for e in arc.read(D)], [(n, True) for n in sizes], "every segment kept")
+    dev.unmount()
+
+
+def test_the_segments_of_a_log_esp_claw_deleted_go_at_the_next_compaction():
+    # ESP-Claw deletes a session's log and index and knows nothing of its segments: the next
+    # compaction into the archive marks them dead and removes them.
+    dev, s = _fresh(blocks=512, size_limit=6000)
+    gone = "chat:web:u2:default_01"
+    for i in range(30):
+        _turn(s, gone, i, pad="p" * 40)
+    s.close()
+    segs = arc.segments(D, file_name(gone))
+    ok(segs, "(it has segments)")
+    for suffix in ("", ".idx", ".tix"):
+        os.remove(s.path(gone) + suffix)
+    s = Sessions(D, size_limit=6000)
+    for i in range(30):
+        _turn(s, SID, i, pad="p" * 40)
+    ok(arc.segments(D, file_name(SID)), "(the other session archived)")
+    eq(arc.segments(D, file_name(gone)), [], "no live segment of the deleted log")
+    for seq, p, size in segs:
+        ok(not fsutil.exists(p) and not fsutil.exists(p + ".tix"), "segment %d removed" % seq)
+    eq(s.search("sister Lena", 50, [gone]), [], "nothing of it found")
+    dev.unmount()
+
+
+
+def _named(path):
+    """(offset, length) of every record the text index of `path` names."""
+    out = []
+    with open(path + ".tix", "rb") as f:
+        for b in tix.blocks(path + ".tix")[0]:
+            out += [(off, ln) for off, ln, k in b.records(f)]
+    return out
+
+
+def _lines(path):
+    out = []
+    pos = 0
+    with open(path, "rb") as f:
+        for ln in f.read().split(b"\n")[:-1]:
+            out.append((pos, len(ln) + 1))
+            pos += len(ln) + 1
+    return out
+
+
+def _rewrite_two(log, turn, word):
+    """As another program would: the log and its .idx rewritten, `word` in the turn's user
+    message one byte longer, its final answer one byte shorter (the size and end unchanged)."""
+    from claw_memory.session import format as fmt
+
+    with open(log, "rb") as f:
+        lines = f.read().split(b"\n")[:-1]
+    with open(log + ".idx", "rb") as f:
+        idx = f.read()
+    ents = [fmt.unpack(idx, 8 + 10 * n) for n in range((len(idx) - 8) // 10)]
+    eq(len(ents), len(lines), "(one entry per line)")
+    i = [k for k, ln in enumerate(lines) if b"turn %d:" % turn in ln][0]
+    j = lines.index(b'{"role":"assistant","content":"noted %d"}' % turn)
+    lines[i] = lines[i].replace(word, word + b"x")
+    lines[j] = b'{"role":"assistant","content":"note %d"}' % turn
+    data = b"".join(ln + b"\n" for ln in lines)
+    eq(len(data), fsutil.size(log), "(the same size)")
+    out = bytearray(fmt.HEADER)
+    pos = 0
+    for ln, e in zip(lines, ents):
+        out += fmt.entry(pos, len(ln) + 1, e[2], e[3])
+        pos += len(ln) + 1
+    with open(log, "wb") as f:
+        f.write(data)
+    with open(log + ".idx", "wb") as f:
+        f.write(out)
+
+
+def _rewritten_then_compacted(first, turn, word, more):
+    # `first` turns closed, turn `turn` rewritten by another program (`word` one byte longer
+    # in its user message, its answer a byte shorter: same size, same probed end), then
+    # turns up to `more`: (Sessions, log path, its segments).
+    dev, s = _fresh(blocks=512, size_limit=6000)
+    for i in range(first):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    log = s.path(SID)
+    if first == 14:
+        eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
+        eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
+    _rewrite_two(log, turn, word)
+    s = Sessions(D, size_limit=6000)
+    for i in range(first, more):
+        _turn(s, SID, i, pad="p" * 40)
+    s.close()
+    segs = arc.segments(D, file_name(SID))
+    ok(segs, "(compacted into the archive)")
+    return dev, s, log, segs
+
+
+def _names_its_records(log, segs):
+    for p in [log] + [p for seq, p, size in segs]:
+        eq(_named(p), _lines(p), "the index of %s names its records" % p)
+
+
+def test_a_compaction_does_not_copy_a_block_naming_other_records_into_the_archive():
+    # The rewritten turn is in a block wholly before the compaction's cut, which goes to the
+    # segment's index as it is, unless its records are not the log's: the segment's index
+    # (never probed) would then name other records for good.
+    dev, s, log, segs = _rewritten_then_compacted(8, 1, b"Hendrik", 16)
+    ok(fsutil.size(log + ".tix") > 0, "(the log has a text index)")
+    hit = s.search("Hendrikx", 1)[0]
+    ok(hit["archived"] and hit["text"].startswith("turn 1:"), "the rewritten words found: %r" % hit)
+    _names_its_records(log, segs)
+    dev.unmount()
+
+
+def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
+    # The compaction's cut falls in the block of the rewritten turn: it sees that the index
+    # no longer names the log's records and does not carry it over.
+    dev, s, log, segs = _rewritten_then_compacted(14, 6, b"dentist", 18)
+    eq(_texts(s.search("dentistx", 1))[0][1][:7], "turn 6:", "the rewritten words found")
+    _names_its_records(log, segs)  # (the search indexed what had none)
+    dev.unmount()
