@@ -96,18 +96,26 @@ def _copy_out(src, dst):
                 g.write(b)
 
 
-def _times(mem, questions, scope):
+def _queries(mem, questions, scope, dev=None):
+    """Each question searched in `scope` ("chat": its chat, those with one; "root"): the
+    sorted host times, the sorted bytes read from `dev` (none without it) and the hits."""
     times = []
+    reads = []
+    hits = 0
     for text, ch, cid in questions:
-        chat = (ch, cid) if scope == "chat" and ch else None
         if scope == "chat" and not ch:
             continue
         gc.collect()
+        r0 = dev.bytes_read if dev else 0
         SW.start()
-        mem.search(text, 5, chat=chat)
+        got = mem.search(text, 5, chat=(ch, cid) if scope == "chat" else None)
         times.append(SW.stop())
+        if dev:
+            reads.append(dev.bytes_read - r0)
+        hits += len(got)
     times.sort()
-    return times[len(times) // 2]
+    reads.sort()
+    return times, reads, hits
 
 
 def main(a):
@@ -120,22 +128,7 @@ def main(a):
     mem.search("warm up", 5)  # (the modules a search imports: bytecode, when from .mpy)
     res = {}
     for scope in ("chat", "root"):
-        times = []
-        reads = []
-        hits = 0
-        for text, ch, cid in a["questions"]:
-            chat = (ch, cid) if scope == "chat" and ch else None
-            if scope == "chat" and not ch:
-                continue
-            gc.collect()
-            r0 = dev.bytes_read
-            SW.start()
-            got = mem.search(text, 5, chat=chat)
-            times.append(SW.stop())
-            reads.append(dev.bytes_read - r0)
-            hits += len(got)
-        times.sort()
-        reads.sort()
+        times, reads, hits = _queries(mem, a["questions"], scope, dev)
         res[scope] = {"n": len(times), "median_us": times[len(times) // 2],
                       "p90_us": times[len(times) * 9 // 10], "max_us": times[-1],
                       "read_median": reads[len(reads) // 2], "read_max": reads[-1], "hits": hits}
@@ -157,7 +150,9 @@ def main(a):
         _copy_out("/flash/memory", a["host_dir"] + "/memory")
         host = claw_memory.open(a["host_dir"], extract=False, session_limit=a["session_limit"])
         host.search("warm up", 5)
-        native = {scope: _times(host, a["questions"], scope) for scope in ("chat", "root")}
+        for scope in ("chat", "root"):
+            times = _queries(host, a["questions"], scope)[0]
+            native[scope] = times[len(times) // 2]
     out(case="search_cost", turns=turns, history=sz["logs"] + sz["segments"],
         index=sz["log_tix"] + sz["segment_tix"], sizes=sz, scopes=res, above=above, persist=st,
         native_median_us=native)
