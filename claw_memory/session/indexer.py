@@ -88,11 +88,9 @@ def _values(v, out, left, depth):
                 _values(x, out, left, depth + 1)
 
 
-def hashes(txt, out=None):
-    """The index hashes of a text's terms (its first TEXT_MAX bytes), repeats kept, appended
-    to `out` (a list, made when None); returns it."""
-    if out is None:
-        out = []
+def hashes(txt):
+    """The index hashes of a text's terms (its first TEXT_MAX bytes), repeats kept."""
+    out = []
     for chunk in _chunks(txt):
         for t in terms(chunk):
             out.append(index_hash(t))
