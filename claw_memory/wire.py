@@ -18,7 +18,7 @@
 
 from . import text
 from ._compat import const, dumps
-from .core import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text  # noqa: F401 -- args_text also public here
+from .core import ANTHROPIC, OPENAI, RESPONSES, STATE, args_text
 from .messages import as_dict, text_of
 
 _ERROR = const("Error: ")  # a tool error in the text, for APIs without an error flag

@@ -20,7 +20,8 @@ import sys
 
 import claw_memory
 from claw_memory.agent import Agent
-from claw_memory.core import Reply, Request
+from claw_memory.core import Request
+from claw_memory.reply import Reply
 
 API_KEY = ""  # e.g. "sk-...": then OpenAI below is used (the board needs Wi-Fi and aiohttp)
 BASE_URL = "https://api.openai.com/v1"

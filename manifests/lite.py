@@ -21,6 +21,7 @@ package(
         "paths.py",
         "profile.py",
         "providers.py",
+        "reply.py",
         "skills.py",
         "terms.py",
         "text.py",

@@ -8,7 +8,8 @@ import re
 
 import claw_memory
 from claw_memory import extract
-from claw_memory.core import Reply, Request
+from claw_memory.core import Request
+from claw_memory.reply import Reply
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "docs", "CONTRACT.md"), encoding="utf-8") as f:

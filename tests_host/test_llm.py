@@ -1192,7 +1192,7 @@ BUILT = [
 
 
 def _built(backend, text, calls):
-    from claw_memory.core import Reply, ToolCall
+    from claw_memory.reply import Reply, ToolCall
 
     if calls:
         return Reply.calls(backend, [ToolCall(*c) for c in calls], text)
@@ -1231,7 +1231,7 @@ def test_core_builders_give_the_reply_the_client_gives(srv, backend):
 
 
 def test_core_builders_fill_in_ids_and_refuse_what_no_client_returns():
-    from claw_memory.core import LLMError, Reply, ToolCall
+    from claw_memory.reply import LLMError, Reply, ToolCall
 
     for backend in BACKENDS:
         r = Reply.calls(backend, [("memory_store", {"content": "tea"}), ("memory_list", None)])

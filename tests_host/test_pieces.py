@@ -78,7 +78,8 @@ _AGENT = r"""
 import asyncio, sys
 import claw_memory
 from claw_memory.agent import Agent
-from claw_memory.core import Reply, Request
+from claw_memory.core import Request
+from claw_memory.reply import Reply
 
 
 class TinyLLM:

@@ -14,7 +14,8 @@ import pytest
 
 import claw_memory
 from claw_memory.agent import Agent
-from claw_memory.core import Reply, Request
+from claw_memory.core import Request
+from claw_memory.reply import Reply
 
 UNSET = 946688400  # 2000-01-01 01:00 UTC: a board before NTP
 SET = 1797033600  # 2026-12-12 00:00 UTC

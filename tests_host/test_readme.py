@@ -83,7 +83,7 @@ def test_using_it_runs_offline_under_the_unix_port_and_cpython(tmp_path):
 
 def test_tiny_llm_answers_the_extraction_call_and_imports_no_llm_client(tmp_path):
     code = _snippet(tmp_path)
-    assert "from claw_memory.core import Reply, Request" in code and "Reply.calls(" in code
+    assert "from claw_memory.reply import Reply" in code and "Reply.calls(" in code
     assert "import claw_memory.llm" not in code and "\nfrom claw_memory.llm" not in code
     # its TinyLLM, asked what the extraction worker asks (no tools), answers the document
     # the worker applies; the whole snippet imports nothing of the aiohttp piece

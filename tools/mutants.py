@@ -1067,17 +1067,17 @@ MUTANTS = [
      "            if job.done and ticks_diff(now, job.done_at) < self.sweep_ms:",
      "fresh answers are swept, stale ones kept"),
 
-    # -- core (the LLM replies and their builders) ---------------------------------------
-    ("core", "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][1])",
+    # -- reply (the LLM replies and their builders) --------------------------------------
+    ("reply", "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][1])",
      "        return cls(text, out, calls_raw(backend, text, out), _STOPS[f - 1][0])",
      "a built tool call says the answer's stop reason"),
-    ("core", "        _ids += 1\n", "",
+    ("reply", "        _ids += 1\n", "",
      "built tool calls without an id all get the same one"),
-    ("core", "            if f == 2:  # the Anthropic client reads", "            if False:  # the Anthropic client reads",
+    ("reply", "            if f == 2:  # the Anthropic client reads", "            if False:  # the Anthropic client reads",
      "a built Anthropic tool call keeps its arguments text as given, unlike the client"),
-    ("core", "        blocks = [{\"type\": \"text\", \"text\": text}] if text else []",
+    ("reply", "        blocks = [{\"type\": \"text\", \"text\": text}] if text else []",
      "        blocks = []", "a built Anthropic tool call drops the text said with it"),
-    ("core", "        output = [{\"type\": \"message\", \"role\": \"assistant\",",
+    ("reply", "        output = [{\"type\": \"message\", \"role\": \"assistant\",",
      "        output = [] and [{\"type\": \"message\", \"role\": \"assistant\",",
      "a built Responses tool call replays no message for the text said with it"),
 

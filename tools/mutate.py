@@ -110,6 +110,7 @@ TESTS = {
     "llm/": _LLM,
     "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
     "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py", _MP + "test_prompt_values.py"],
+    "reply": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
 

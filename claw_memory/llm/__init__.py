@@ -2,10 +2,10 @@
 # messages) over aiohttp: the only part of claw_memory that needs aiohttp.
 # MIT license
 #
-# Reply, ToolCall and LLMError are core's (an offline stand-in imports them from there);
+# Reply, ToolCall and LLMError are claw_memory.reply's (an offline stand-in imports them from there);
 # they are re-exported here for code that imported them from claw_memory.llm.
 
-from ..core import LLMError, Reply, ToolCall  # noqa: F401 -- re-exported
+from ..reply import LLMError, Reply, ToolCall  # noqa: F401 -- re-exported
 from ..wire import ANTHROPIC, OPENAI, RESPONSES
 from . import transport
 from .clients import (Anthropic, OpenAI, OpenAIResponses, _anthropic_body, _openai_body,

@@ -11,7 +11,7 @@
 import json
 
 from .._compat import const
-from ..core import LLMError, new_call_id
+from ..reply import LLMError, new_call_id
 from ..jsonraw import surrogates
 from ..text import clean
 from ..wire import convert

@@ -3,7 +3,8 @@
 # MIT license
 
 from .._compat import dumps
-from ..core import Reply, ToolCall, answer_raw, args_text, calls_raw
+from ..core import args_text
+from ..reply import Reply, ToolCall, answer_raw, calls_raw
 from ..messages import text_of
 from ..wire import ANTHROPIC, OPENAI, RESPONSES
 from ..messages import as_dict

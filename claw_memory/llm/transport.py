@@ -17,7 +17,7 @@
 import asyncio
 
 from .._compat import MICROPYTHON, const, dumps
-from ..core import LLMError
+from ..reply import LLMError
 from ..wire import dump
 from .answer import _answer, _Fail, _limit, _no_redirect
 

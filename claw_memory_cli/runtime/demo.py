@@ -16,7 +16,8 @@ import sys
 import claw_memory
 from claw_memory._compat import dumps
 from claw_memory.agent import Agent
-from claw_memory.core import LLMError, Request
+from claw_memory.core import Request
+from claw_memory.reply import LLMError
 
 CHANNEL, CHAT = "demo", "ada"
 SYSTEM = ("You are Pip, a helpful assistant running on a small ESP32-S3 board. Answer briefly. "

@@ -2,7 +2,7 @@
 # MIT license
 
 from claw_memory._compat import dumps
-from claw_memory.core import LLMError, Reply, ToolCall
+from claw_memory.reply import LLMError, Reply, ToolCall
 from claw_memory.wire import convert, dump
 
 

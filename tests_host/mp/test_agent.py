@@ -10,7 +10,8 @@ from scripted_llm import ScriptedLLM, call, say
 import claw_memory
 from claw_memory import fsutil
 from claw_memory.agent import STAGE_PREFIX, Agent
-from claw_memory.core import LLMError, Reply, Request
+from claw_memory.core import Request
+from claw_memory.reply import LLMError, Reply
 from claw_memory.providers import LONG_TERM_PREAMBLE
 from claw_memory.session import BLOCK_TEXT
 

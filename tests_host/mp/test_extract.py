@@ -10,7 +10,8 @@ from scripted_llm import ScriptedLLM, call, say
 import claw_memory
 from claw_memory import extract
 from claw_memory.agent import Agent
-from claw_memory.core import LLMError, Request
+from claw_memory.core import Request
+from claw_memory.reply import LLMError
 from claw_memory import fsutil
 
 HEAP = "8M"

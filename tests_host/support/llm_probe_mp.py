@@ -87,7 +87,7 @@ def _reply(r):
 
 async def do_build(step):
     # core's builders, as an offline stand-in uses them
-    from claw_memory.core import Reply, ToolCall
+    from claw_memory.reply import Reply, ToolCall
 
     calls = [ToolCall(*c) for c in step.get("calls") or ()]
     if calls:

@@ -135,7 +135,7 @@ class Oracle:
 
     async def chat(self, system, messages, tools=None):
         from claw_memory._compat import dumps
-        from claw_memory.core import Reply
+        from claw_memory.reply import Reply
         from claw_memory.text import estimate_tokens
 
         if tools is None:
