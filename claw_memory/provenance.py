@@ -13,7 +13,7 @@
 # ESP-Claw's loader ignores them all; its compaction drops them, and then the item's origin is
 # unknown, never another's.
 
-from . import dates, text
+from . import text
 from ._compat import const, dumps
 
 BY = const(("tool", "extract"))
@@ -97,6 +97,8 @@ def session_name(session_id):
 def origin_text(it):
     """Where an item came from, short: "session <name>, <date>" (the date when its clock was
     set), or "unknown" (imported, another program's, or from before provenance)."""
+    from . import dates  # (here: every open parses marks, only a view shows a date)
+
     m = it.get("origin")
     if not m:
         return "unknown"

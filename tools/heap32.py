@@ -82,10 +82,11 @@ def operation(binary, pkg, cwd, *args, heap="4M", mode="full"):
 
 
 def figures(out):
-    """{"start", "imports", "opened": bytes, "from": path, "steps": {name: line fields}}"""
+    """{"start", "imports", "ready", "opened", "tools", "request": bytes (those capacity.py
+    printed), "from": path, "steps": {name: line fields}}"""
     res = {"steps": {}}
     for line in out.splitlines():
-        m = re.match(r"(start|imports|opened) (-?\d+)$", line)
+        m = re.match(r"(start|imports|ready|opened|tools|request) (-?\d+)$", line)
         if m:
             res[m.group(1)] = int(m.group(2))
         elif line.startswith("from "):
@@ -162,6 +163,8 @@ def measure(binary, pkg, tmp, a):
         sys.exit("heap32: the operations fail in a 4 MB heap")
     names = [n for n in base["steps"] if not a.steps or n in a.steps.split(",")]
     res = {"base": base, "steps": {}, "mode": mode}
+    if mode == "full":
+        res["held"] = figures(capacity(binary, pkg, tmp, "held", "root").stdout)
     for name in names:
         row = {}
         if not a.no_meter:
@@ -189,10 +192,18 @@ def table(rows):
     for variant, res in rows.items():
         b = res["base"]
         out += ["", "%s (claw_memory from %s): %s KiB held before the import (interpreter and "
-                "capacity.py), imports %s KiB, open %s %s KiB (imports "
-                "included)." % (variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
-                                {"full": "FULL memory at capacity", "lite": "LITE memory"}[res["mode"]],
-                                _kib(b.get("opened"))), "",
+                "capacity.py), imports %s KiB, ready %s KiB (%s)." % (
+                    variant, b.get("from"), _kib(b.get("start")), _kib(b.get("imports")),
+                    _kib(b.get("ready")), {"full": "imports, open FULL memory at capacity, its tools "
+                                                   "and capacity.py's own objects",
+                                           "lite": "imports and open LITE memory"}[res["mode"]])]
+        h = res.get("held")
+        if h:
+            out.append("As a main.py holds it, from before `import claw_memory`: the FULL memory "
+                       "at capacity opened %s KiB, with the model's tools %s KiB, after a first "
+                       "request on the 150 KiB session %s KiB." % (
+                           _kib(h.get("opened")), _kib(h.get("tools")), _kib(h.get("request"))))
+        out += ["",
                 "| operation | whole-heap peak (sampled) KiB | free at that peak in %d KiB | "
                 "completes in %d KiB? | smallest -X heapsize KiB | free at start in it KiB |"
                 % (BOARD_KIB, BOARD_KIB), "|---|---|---|---|---|---|"]

@@ -7,6 +7,7 @@
 #   capacity.py build ROOT
 #   capacity.py run ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
 #   capacity.py lite ROOT FREE_KIB [whole|meter|meter:N] [STEP,STEP,...]
+#   capacity.py held ROOT
 #
 # FREE_KIB is left free after the package is imported, or with `whole` before: then the
 # imports, the open memory and each operation all come out of it, as on a board. `meter`
@@ -14,7 +15,8 @@
 # plus the sampled high-water mark of the step (heapmeter.py, at every call or every Nth:
 # quicker, but measured to miss up to 10 KiB; meter one step per process: the meter grows the
 # module dicts it patches). STEPs: run only these, or -STEP,...: all but these
-# (the memory is always opened and its store loaded).
+# (the memory is always opened and its store loaded). `held`: what an agent script holds as
+# it sets up, each figure the whole heap from before `import claw_memory` (see held()).
 # MIT license
 import gc
 import os
@@ -33,11 +35,14 @@ def build(root, n=128):
 
     mem = claw_memory.open(root, extract=False, clock=clock, session_limit=1 << 30)
     ids = []
+    # Each stored as the memory_store tool stores it, with its provenance (a marked line: its
+    # parse needs claw_memory.provenance, as every line of a board's store does).
+    by = mem.by("chat:uart:console:default_01", "Remember what I tell you")
     for k in range(n):
         words = ["w%03d%s" % (k, c * 5) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"]
         content = ("Fact %03d: " % k + " ".join(words))[:255]
         tags = ",".join("label%03d%s%s" % (k, c, "x" * 25) for c in "abc")[:95]
-        ids.append(mem.store.store(content, tags, ",".join(words[:3]))[0]["id"])
+        ids.append(mem.store.store(content, tags, ",".join(words[:3]), by=by)[0]["id"])
         gc.collect()  # (set-up, not measured: the ids kept must not pin every part of the heap,
         # or a session read of 64 KiB below finds no room in a 4 MB heap)
     with open(root + ".ids", "w") as f:  # beside the root: what update and forget run on alone
@@ -150,7 +155,7 @@ def run(root, free_kib, how="", only="", mode="full"):
         print("%-12s ok  idle %+6d  biggest block %d%s" % (name, before - gc.mem_free(), _biggest(), peak))
         if name == "open":
             gc.collect()  # _biggest() left garbage
-            print("opened %d" % (gc.mem_alloc() - a0))
+            print("ready %d" % (gc.mem_alloc() - a0))  # (FULL: the tools made, this script's own)
 
     sid = "chat:uart:console:default_01"
 
@@ -230,9 +235,44 @@ def run(root, free_kib, how="", only="", mode="full"):
     print("ALL-OK")
 
 
+def held(root):
+    """The heap an agent script holds, measured from before `import claw_memory` (nothing
+    else imported first, as a board's main.py): "opened", `claw_memory.open(root)` in FULL
+    mode with its store loaded (the modules that imports included); "tools", the model's
+    tools made as well (mem.tools(): the tool modules and objects); "request", a request
+    started on the 150 KiB session too (the providers' parts collected, the history's JSON
+    streamed), what stays held between requests."""
+    gc.collect()
+    a0 = gc.mem_alloc()
+    print("start %d" % a0)
+    import claw_memory
+
+    mem = claw_memory.open(root, extract=False, clock=lambda: 1800000000)
+    mem.store.count()
+    gc.collect()
+    print("opened %d" % (gc.mem_alloc() - a0))
+    tools = mem.tools()
+    gc.collect()
+    print("tools %d" % (gc.mem_alloc() - a0))
+    from claw_memory.core import Request
+
+    req = Request("Is the window still open?", "chat:uart:console:default_01")
+    parts = [p.collect(req) for p in mem.providers()]
+    for c in parts[2][0].json_chunks("openai"):
+        pass
+    parts = c = req = None
+    gc.collect()
+    print("request %d" % (gc.mem_alloc() - a0))
+    tools = None  # noqa: F841
+    mem.close()
+    print("ALL-OK")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "build":
         build(sys.argv[2])
+    elif sys.argv[1] == "held":
+        held(sys.argv[2])
     else:  # run (FULL) or lite
         run(sys.argv[2], int(sys.argv[3]), *(sys.argv[4:] + ["", ""])[:2],
             mode="lite" if sys.argv[1] == "lite" else "full")
