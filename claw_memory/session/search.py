@@ -15,7 +15,9 @@
 # indexed first. The pending turn is not searched.
 # Cost: littlefs looks a name up by reading its folder, so each file is opened once per pass
 # that needs it (the log and its index in the first, both again for the candidates only).
-# Heap: the pool, 10 bytes per block and per term match, the candidates, one record.
+# Heap: the pool, 10 bytes per block and per term match, 6 per file with matches (its place
+# in the listing and its order, not its id and path: the later passes walk the listing again
+# to the few files they read), the candidates, one record.
 
 import math
 from array import array
@@ -79,20 +81,22 @@ def search(files, query, limit, max_chars, max_record):
         return []
     for _ in range(3):
         try:
-            return _Query(qh, max_record).run(files(), limit, max_chars)
+            return _Query(qh, max_record, files).run(limit, max_chars)
         except Stale as e:
             fsutil.remove(e.args[0] + fmt_.TIX)
     return []
 
 
 class _Query:
-    def __init__(self, qh, max_record):
+    def __init__(self, qh, max_record, files):
         self.qh = qh
+        self.files = files
         self.max_record = max_record
         self.df = [0] * len(qh)
         self.n = 0  # records in scope
         self.sumdl = 0
-        self.kept = []  # the files with matches: only they are read again
+        self.kept = array("H")  # the files with matches (their places in the listing)
+        self.korder = array("I")  # and their orders (see _order)
         self.pool = bytearray(_POOL)
         self.npool = 0  # bytes of the pool in use
         # per block with matches: its file (in kept), position, records, matches, where its
@@ -107,9 +111,9 @@ class _Query:
         self.mat = array("I")
         self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
 
-    def run(self, files, limit, max_chars):
-        for file in files:
-            self._file(file)
+    def run(self, limit, max_chars):
+        for i, file in enumerate(self.files()):
+            self._file(file, i)
         if not self.n:
             return []
         self.avg = self.sumdl / self.n
@@ -133,7 +137,7 @@ class _Query:
 
     # -- the first pass ----------------------------------------------------------------
 
-    def _file(self, file):
+    def _file(self, file, place):
         # `check`: compare the index's last probe with the file (a log another program may
         # have rewritten); a segment, or a log whose index this program just wrote, is
         # trusted (a stale one shows when a candidate's record is read: Stale).
@@ -164,7 +168,8 @@ class _Query:
             if lf is not None:
                 lf.close()
         if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
-            self.kept.append(file)
+            self.kept.append(place)
+            self.korder.append(file[4])
 
     def _mark(self):
         return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
@@ -271,12 +276,13 @@ class _Query:
         f = None
         open_fi = -1
         pool = memoryview(self.pool)
+        kept = _Kept(self)  # (only when postings beyond the pool are read again)
         try:
             for j in range(len(self.bpos)):
                 fi = self.bfile[j]
                 n = self.bn[j]
                 if self.bdl[j] == _FAR:
-                    f, open_fi = self._reopen(f, open_fi, fi)
+                    f, open_fi = self._reopen(f, open_fi, fi, kept)
                     f.seek(self.bpos[j])
                     dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
                 else:
@@ -287,7 +293,7 @@ class _Query:
                     v = self.mterm[m]
                     size = v & 1023
                     if v & _FAR:
-                        f, open_fi = self._reopen(f, open_fi, fi)
+                        f, open_fi = self._reopen(f, open_fi, fi, kept)
                         f.seek(self.mat[m])
                         raw = f.read(size)
                     else:
@@ -302,28 +308,36 @@ class _Query:
                             c = (x & 3) + 1
                             acc[o] += w * c / (c + self.norm(tix.unquant(dls[o])))
                     m += 1
-                order = _order(self.kept[fi], self.bpos[j])
+                order = _order(self.korder[fi], self.bpos[j])
                 for o in range(n):
                     if acc[o]:
                         top.push((round(acc[o], 4), order + o, fi, self.bpos[j], o))
         finally:
             if f is not None:
                 f.close()
+            kept.close()
         for fi, off, ln, k, dl, tf in self.tails:
-            top.push((round(self.bm25(tf, dl), 4), _order(self.kept[fi], off), fi, -1,
+            top.push((round(self.bm25(tf, dl), 4), _order(self.korder[fi], off), fi, -1,
                       (off, ln, k)))
         return top.items
 
-    def _reopen(self, f, open_fi, fi):
+    def _reopen(self, f, open_fi, fi, kept):
         if open_fi != fi:
             if f is not None:
                 f.close()
-            f = open(self.kept[fi][1] + fmt_.TIX, "rb")
+            f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
         return f, fi
 
     # -- the candidates ----------------------------------------------------------------
 
     def _verify(self, cands, limit, max_chars):
+        kept = _Kept(self)
+        try:
+            return self._check(cands, limit, max_chars, kept)
+        finally:
+            kept.close()
+
+    def _check(self, cands, limit, max_chars, kept):
         out = []
         qh = self.qh
         cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
@@ -333,7 +347,7 @@ class _Query:
             j = i
             while j < len(cands) and cands[j][2] == fi:
                 j += 1
-            sid, path, archived, end = self.kept[fi][:4]
+            sid, path, archived = kept.get(fi)[:3]
             recs = []  # (offset, length, type, score, order) of this file's candidates
             with open(path + fmt_.TIX, "rb") if cands[j - 1][3] >= 0 else fsutil.Nothing() as f:
                 for c in cands[i:j]:
@@ -372,6 +386,36 @@ class _Query:
         return res
 
 
+class _Kept:
+    """The kept files found again, by walking the listing forward to their places (asked for
+    in ascending order; a place behind starts the listing again)."""
+
+    def __init__(self, q):
+        self.files = q.files
+        self.kept = q.kept
+        self.it = None
+        self.at = -1
+        self.file = None
+
+    def get(self, fi):
+        want = self.kept[fi]
+        if self.it is None or want < self.at:
+            self.close()
+            self.it = iter(self.files())
+            self.at = -1
+        while self.at < want:
+            self.file = next(self.it)
+            self.at += 1
+        return self.file
+
+    def close(self):
+        # (a listing left open would hold its directory until garbage is collected)
+        close = getattr(self.it, "close", None)  # (a generator: search_files)
+        if close is not None:
+            close()
+        self.it = None
+
+
 class _Top:
     """The best `k` candidates: (score, order, file, block position or -1, ordinal or
     (offset, length, type))."""
@@ -391,7 +435,7 @@ class _Top:
         del it[self.k :]
 
 
-def _order(file, off):
+def _order(order, off):
     # Recency, the tie-breaker: a newer file first (the log after its archive), then the
-    # later record in it.
-    return file[4] * (1 << 24) + off
+    # later record in it (`order`: the file's, search()'s).
+    return order * (1 << 24) + off
