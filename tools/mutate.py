@@ -58,7 +58,7 @@ _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.p
           "tests_host/test_prompt_unchanged.py"]
 _SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
            _MP + "test_provenance.py",
-           "tests_host/test_search_bench.py"]
+           "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
