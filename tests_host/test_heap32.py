@@ -30,17 +30,18 @@ BOARD_KIB = heap32.BOARD_KIB
 # peak. Issue 29, .mpy from a folder: the LITE piece imported and opened holds at most 40 KiB;
 # a LITE request start and persist on the 150 KiB session complete in 145 KiB.
 # The open memory is measured as a board's main.py holds it (capacity.py held): the whole heap
-# from before `import claw_memory` to `claw_memory.open(root)` with the store loaded. Measured
-# (tools/heap32.py, docs/PERFORMANCE.md): ~31.7 KiB, the modules open imports ~18.5, the
-# memory's objects ~1.4 and the store at capacity ~12.2 (its table 4.8, ranked recall's term
-# statistics 4.3, the label catalog 2.6: no label text in RAM). On top, the model's tools made
-# ~3.7 (HELD_TOOLS_KIB), and a first request started on the 150 KiB session ~9.8 more
-# (HELD_REQUEST_KIB: the provider and session-reading modules, kept between requests). The
-# run of every step starts from "ready" (imports of all of FULL's modules, the open memory,
-# its tools and capacity.py's own: ~36.0). Frozen, every operation completes in 145 KiB with
-# 80 KiB or more free at its sampled peak. As .mpy, the LITE piece opened stays under 40
-# KiB and every LITE step completes in 145 KiB; FULL's imports hold ~99 KiB (the bytecode),
-# so no operation completes in 145 KiB whole (each does with 145 KiB free after the
+# from before `import claw_memory` to `claw_memory.open(root)` with the store loaded, on a
+# root whose items carry provenance as the memory tools store them. Measured (tools/heap32.py,
+# docs/PERFORMANCE.md): ~31.4 KiB, the modules open imports ~18.3, the memory's objects ~1.4
+# and the store at capacity ~12.2 (its table 4.8, ranked recall's term statistics 4.3, the
+# label catalog 2.6: no label text in RAM). On top, the model's tools made ~3.6 (HELD_TOOLS_KIB
+# holds 35.0 with 1 KiB to spare), and a first request on the 150 KiB session ~10.2 more
+# (HELD_REQUEST_KIB holds 45.2: the provider and session-reading modules, kept between
+# requests). The run of every step starts from "ready" (imports of all of FULL's modules, the
+# open memory, its tools and capacity.py's own: ~35.6). Frozen, every operation completes in
+# 145 KiB with 80 KiB or more free at its sampled peak. As .mpy, the LITE piece opened holds
+# ~36.8 KiB and every LITE step completes in 145 KiB; FULL's imports hold ~96 KiB (the
+# bytecode), so no operation completes in 145 KiB whole (each does with 145 KiB free after the
 # imports, a search that rebuilds the 150 KiB session's text index in a process of its own:
 # the modules the steps before it import as .mpy leave no 4 KiB run free for a block's
 # postings), and all of them in one run complete from 256 KiB (MPY_KIB holds 264: below 256
@@ -49,8 +50,8 @@ BOARD_KIB = heap32.BOARD_KIB
 OPEN_FROZEN_KIB = 32
 HELD_TOOLS_KIB = 36
 HELD_REQUEST_KIB = 46
-READY_FROZEN_KIB = 37
-IMPORTS_FROZEN_KIB = 21
+READY_FROZEN_KIB = 36
+IMPORTS_FROZEN_KIB = 20
 PEAK_FREE_KIB = 64
 LITE_OPEN_KIB = 40
 MPY_KIB = 264
