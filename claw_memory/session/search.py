@@ -15,9 +15,10 @@
 # indexed first. The pending turn is not searched.
 # Cost: littlefs looks a name up by reading its folder, so each file is opened once per pass
 # that needs it (the log and its index in the first, both again for the candidates only).
-# Heap: the pool, 10 bytes per block and per term match, 6 per file with matches (its place
-# in the listing and its order, not its id and path: the later passes walk the listing again
-# to the few files they read), the candidates, one record.
+# Heap: the pool, 10 bytes per block and per term match, 10 per file with matches (its place
+# in the listing, its order and a hash of its path, not its id and path: the later passes walk
+# the listing again to the few files they read, and a listing that changed meanwhile reruns
+# the query), the candidates, one record.
 
 import math
 from array import array
@@ -38,7 +39,8 @@ _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
 class Stale(Exception):
-    """An index names a position that holds no such record: write it again."""
+    """An index names a position that holds no such record: write it again (args[0], the
+    data file's path; None: the files in scope changed during the query, run it again)."""
 
 
 def query_hashes(query):
@@ -83,7 +85,8 @@ def search(files, query, limit, max_chars, max_record):
         try:
             return _Query(qh, max_record, files).run(limit, max_chars)
         except Stale as e:
-            fsutil.remove(e.args[0] + fmt_.TIX)
+            if e.args[0] is not None:
+                fsutil.remove(e.args[0] + fmt_.TIX)
     return []
 
 
@@ -97,6 +100,7 @@ class _Query:
         self.sumdl = 0
         self.kept = array("H")  # the files with matches (their places in the listing)
         self.korder = array("I")  # and their orders (see _order)
+        self.kpath = array("I")  # and their paths' hashes (_Kept checks it found them)
         self.pool = bytearray(_POOL)
         self.npool = 0  # bytes of the pool in use
         # per block with matches: its file (in kept), position, records, matches, where its
@@ -170,6 +174,7 @@ class _Query:
         if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
             self.kept.append(place)
             self.korder.append(file[4])
+            self.kpath.append(_path_hash(file[1]))
 
     def _mark(self):
         return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
@@ -393,6 +398,7 @@ class _Kept:
     def __init__(self, q):
         self.files = q.files
         self.kept = q.kept
+        self.kpath = q.kpath
         self.it = None
         self.at = -1
         self.file = None
@@ -404,8 +410,13 @@ class _Kept:
             self.it = iter(self.files())
             self.at = -1
         while self.at < want:
-            self.file = next(self.it)
+            file = next(self.it, None)
+            if file is None:
+                break
             self.at += 1
+            self.file = file
+        if self.at != want or _path_hash(self.file[1]) != self.kpath[fi]:
+            raise Stale(None)
         return self.file
 
     def close(self):
@@ -433,6 +444,11 @@ class _Top:
             i -= 1
         it.insert(i, item)
         del it[self.k :]
+
+
+def _path_hash(path):
+    # (hash() is the same for the same text within a run, and costs no Python loop)
+    return hash(path) & 0x3FFFFFFF
 
 
 def _order(order, off):

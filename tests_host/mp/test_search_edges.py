@@ -498,3 +498,33 @@ def test_a_compaction_does_not_carry_over_an_index_naming_other_records():
     eq(_texts(s.search("dentistx", 1))[0][1][:7], "turn 6:", "the rewritten words found")
     _names_its_records(log, segs)  # (the search indexed what had none)
     dev.unmount()
+
+
+def test_the_files_found_again_are_the_ones_kept():
+    # A query keeps a file with matches by its place in the listing (session/search.py): a
+    # listing that comes back in another order in a later pass is noticed (the file's path
+    # does not match) and the query runs again; every hit is its own session's record.
+    from claw_memory.session import search as srch
+    from claw_memory.session.listing import search_files
+
+    dev, s = _fresh()
+    sids = ["chat:web:u%d:default_01" % k for k in range(3)]
+    for k, sid in enumerate(sids):
+        s.persist(sid, [(1, None, "the lantern of user %d is in the shed" % k)])
+        s.persist(sid, [(2, None, "noted %d" % k)], turn_completed=True)
+    s.close()
+    calls = [0]
+
+    def files():
+        calls[0] += 1
+        got = list(search_files(s, sids))
+        return got[::-1] if calls[0] == 2 else got  # the first query's second pass: reordered
+
+    hits = srch.search(files, "lantern", 5, 4096, 65536)
+    eq(sorted((h["session"], h["text"]) for h in hits),
+       [(sid, "the lantern of user %d is in the shed" % k) for k, sid in enumerate(sids)],
+       "each hit with its own session")
+    eq(calls[0], 4, "the query ran again, its two listings alike")
+    for sid in sids:
+        ok(fsutil.exists(s.path(sid) + ".tix"), "no index taken for stale")
+    dev.unmount()
