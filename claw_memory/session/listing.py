@@ -125,15 +125,30 @@ def _indexed(log, size):
     return count if off + ln == size else -1
 
 
-def search_files(sessions, ids):
-    """What a search reads: (id, path, archived, end, order, being written, check) of the
-    logs and archive segments of the sessions `ids` (None: the sessions the chat maps name,
-    then every other log in the folder, by its file name; search.search says what each
-    field means)."""
+def search_scope(sessions, ids):
+    """What search_files lists again without reading it again: (the sessions `ids` as
+    (id, log path) pairs, None for the whole folder; the archive segments of their logs, as
+    archive.live gives them)."""
     from . import archive
 
     if ids is None:
-        segs = archive.live(sessions.dir)
+        return None, archive.live(sessions.dir)
+    found = []
+    for sid in ids:
+        try:  # a session id, or the file name a search gave a session no chat map names
+            found.append((sid, sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)))
+        except ValueError:  # an id no session can have
+            continue
+    return found, archive.live(sessions.dir, [log.rsplit("/", 1)[-1] for _, log in found])
+
+
+def search_files(sessions, scope):
+    """What a search reads: (id, path, archived, end, order, being written, check) of the
+    logs and archive segments of `scope` (search_scope's; the whole folder: the sessions the
+    chat maps name, then every other log in the folder, by its file name; search.search says
+    what each field means)."""
+    found, segs = scope
+    if found is None:
         keys = []  # one word per named session: their files are not listed twice
         for sid in sessions.names() if sessions.names is not None else ():
             try:
@@ -148,13 +163,6 @@ def search_files(sessions, ids):
             if not has(keys, fmt_.name_key(log)):
                 yield from _files_of(sessions, None, log, segs)
     else:
-        found = []
-        for sid in ids:
-            try:  # a session id, or the file name a search gave a session no chat map names
-                found.append((sid, sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)))
-            except ValueError:  # an id no session can have
-                continue
-        segs = archive.live(sessions.dir, [log.rsplit("/", 1)[-1] for _, log in found])
         for sid, log in found:
             yield from _files_of(sessions, sid, log, segs)
 

@@ -57,7 +57,7 @@ def query_hashes(query):
 
 def run(sessions, query, limit, ids):
     """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
-    from .listing import search_files
+    from .listing import search_files, search_scope
 
     if not isinstance(query, str):
         raise ValueError("query must be text")
@@ -65,7 +65,8 @@ def run(sessions, query, limit, ids):
         raise ValueError("limit must be 1..%d" % LIMIT_MAX)
     sessions._settle()
     try:
-        return search(lambda: search_files(sessions, ids), query, limit,
+        scope = search_scope(sessions, ids)  # (read once: the passes list the files again)
+        return search(lambda: search_files(sessions, scope), query, limit,
                       sessions.max_message_chars, sessions.max_record_bytes)
     finally:
         for st in sessions._cache.values():

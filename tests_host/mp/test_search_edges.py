@@ -505,7 +505,7 @@ def test_the_files_found_again_are_the_ones_kept():
     # listing that comes back in another order in a later pass is noticed (the file's path
     # does not match) and the query runs again; every hit is its own session's record.
     from claw_memory.session import search as srch
-    from claw_memory.session.listing import search_files
+    from claw_memory.session.listing import search_files, search_scope
 
     dev, s = _fresh()
     sids = ["chat:web:u%d:default_01" % k for k in range(3)]
@@ -517,7 +517,7 @@ def test_the_files_found_again_are_the_ones_kept():
 
     def files():
         calls[0] += 1
-        got = list(search_files(s, sids))
+        got = list(search_files(s, search_scope(s, sids)))
         return got[::-1] if calls[0] == 2 else got  # the first query's second pass: reordered
 
     hits = srch.search(files, "lantern", 5, 4096, 65536)
