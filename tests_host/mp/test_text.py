@@ -31,6 +31,13 @@ def test_cut_bytes_never_splits_a_character():
     eq(text.cut_bytes("é" * 20, 39), "é" * 19, "39-byte label bound")
 
 
+def test_cut_marks_a_cut_within_its_bound():
+    eq(text.cut("abcde", 5), "abcde", "exactly at the bound: untouched")
+    eq(text.cut("abcdef", 5), "ab...", "one over: the marker inside the bound")
+    eq(len(text.cut("x" * 100, 32)), 32, "a long text cut to the bound exactly")
+    eq(text.cut("你好世界你好", 5), "你好...", "characters, not bytes")
+
+
 def test_trim_ascii_whitespace():
     eq(text.trim(" \t\nx y\r\x0b\x0c"), "x y", "C isspace")
 
