@@ -186,3 +186,21 @@ def test_count_follows_forget_and_update():
     eq(mem.store.count(), 1, "an update replaces")
     eq(_open(clock).store.count(), 1, "after reopening")
     dev.unmount()
+
+
+def test_a_line_with_more_than_three_tags_has_three_labels():
+    # Another program's line (ESP-Claw's normalisation keeps 3 tags; a hand-edited or foreign
+    # line may hold more): its summary labels are its first 3 distinct tags, as ESP-Claw's.
+    mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(M)
+    line = {"id": "mem-1714000000-0001", "source": "manual", "content": "User rows on the river",
+            "tags": "rowing,river,river,boats,sport,outdoors", "keywords": "rowing",
+            "created_at": T0, "updated_at": T0, "access_count": 0, "deleted": False}
+    with open(RECORDS, "w") as f:
+        f.write(json.dumps(line) + "\n")
+    mem = _open(Clock(T0 + 10))
+    mem.store.compact()  # (a line without summary ids gets its labels when it is rewritten)
+    eq([e["label"] for e in mem.store.labels()], ["rowing", "river", "boats"], "the first 3 distinct")
+    got = mem.store.recall(["boats"])
+    eq([it["summary_labels"] for it in got], [["rowing", "river", "boats"]], "the item's labels")
+    mem.close()
