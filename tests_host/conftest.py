@@ -61,6 +61,39 @@ def micropython_env():
     return env
 
 
+@pytest.fixture(scope="session")
+def port32_plain():
+    """The ESP32-like 32-bit port without the package frozen in (tools/build_mp32.py --plain,
+    cached in build/); the test is skipped, with the reason, when it cannot be built here."""
+    import sys
+
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import build_mp32
+
+    try:
+        return build_mp32.build(plain=True)
+    except build_mp32.Unavailable as e:
+        pytest.skip("the 32-bit port cannot be built here: %s" % e)
+
+
+@pytest.fixture(scope="session")
+def run32(port32_plain):
+    """run32(script, *args, cwd=..., heap="1M"): a tests_host/support script on the plain
+    32-bit port, the package from source, the simulated flash and the heap meter importable;
+    the CompletedProcess (text output)."""
+    path = os.pathsep.join([ROOT, SUPPORT, CLI_RUNTIME, os.path.join(ROOT, "tools", "benchmark", "mp"),
+                            ".frozen"])
+
+    def run(script, *args, cwd, heap="1M", timeout=600):
+        env = dict(os.environ)
+        env["MICROPYPATH"] = path
+        return subprocess.run([port32_plain, "-X", "heapsize=" + heap, os.path.join(SUPPORT, script)]
+                              + list(args), env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout)
+
+    return run
+
+
 class MpFailure(Exception):
     pass
 

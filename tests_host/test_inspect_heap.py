@@ -116,17 +116,12 @@ def test_a_memory_error_is_raised_not_a_partial_listing(root, heap):
 
 
 @pytest.fixture(scope="module")
-def port32(tmp_path_factory):
-    import build_mp32
+def port32(port32_plain, tmp_path_factory):
     import heap32
 
-    try:
-        binary = build_mp32.build(plain=True)
-    except build_mp32.Unavailable as e:
-        pytest.skip("the 32-bit port cannot be built here: %s" % e)
     pkg = str(tmp_path_factory.mktemp("mpy"))
     heap32.mpy_package(pkg)
-    return binary, pkg
+    return port32_plain, pkg
 
 
 @pytest.mark.parametrize("what", ["sessions", "history", "context"])

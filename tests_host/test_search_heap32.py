@@ -5,32 +5,11 @@ chat (tests_host/support/search_heap.py). Target (issue 26): at most 16 KiB abov
 query keeps each file with matches as its place in the listing, not its id and path (which
 cost about 150 bytes a file: 70 files held 10 KiB more)."""
 
-import os
-import subprocess
-import sys
-
-import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-
-import build_mp32  # noqa: E402
-
-SUPPORT = os.path.join(ROOT, "tests_host", "support")
-METER = os.path.join(ROOT, "tools", "benchmark", "mp")
 ABOVE_KIB = 16
 
 
-def test_a_search_over_many_sessions_holds_at_most_16_kib(tmp_path):
-    try:
-        binary = build_mp32.build(plain=True)
-    except build_mp32.Unavailable as e:
-        pytest.skip("the 32-bit port cannot be built here: %s" % e)
-    env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([ROOT, SUPPORT, METER, ".frozen"])
-    r = subprocess.run([binary, "-X", "heapsize=4M", os.path.join(SUPPORT, "search_heap.py"),
-                        "root", "70"], env=env, cwd=str(tmp_path), capture_output=True,
-                       text=True, timeout=600)
+def test_a_search_over_many_sessions_holds_at_most_16_kib(run32, tmp_path):
+    r = run32("search_heap.py", "root", "70", cwd=str(tmp_path), heap="4M")
     print(r.stdout)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("SEARCH-OK"), r.stdout + r.stderr
     above = dict(line.split() for line in r.stdout.splitlines() if line[:5] in ("root ", "chat "))
