@@ -625,7 +625,11 @@ MUTANTS = [
      "        except ImportError as e:  # noqa: BLE001 -- the turn is on flash: success all the same",
      "a failed housekeeping step after the append makes persist fail"),
     ("session/sessions", "            self._forget(log)  # the next use reopens and settles (pending, index, compaction)\n", "",
-     "after a failed housekeeping step the stale cached state is used again"),
+     "after a failed housekeeping step the stale cached state is used again",
+     "equivalent: _open compares a cached state with the log's, .idx's and .pending's sizes "
+     "before every use and drops it when one differs; _compact drops it itself when it fails; "
+     "flush_index either appends (the .idx's size changes) or leaves file and state as they "
+     "were; flush_text catches its own errors"),
     ("session/listing", "    return count if off + ln == size else -1", "    return count",
      "list() trusts an index that ends before the log (records after it not counted)"),
 
