@@ -146,9 +146,13 @@ class Chats:
         p = self._path(key)
         fsutil.recover([p], valid=lambda t: True)
         self._finish_delete(key)
-        if fsutil.size(p) < 0:
+        try:
+            raw = fsutil.read_bounded(p, _MAP_MAX)
+        except ValueError:  # over the bound: damaged
+            raw = b""
+        if raw is None:
             return None
-        obj = _read(p)
+        obj = text.json_value(raw)
         current, aliases = _parse(obj, key)
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
             note(self._log, "chat map %s repaired" % p)

@@ -224,14 +224,27 @@ def recover(paths, journal=None, valid=None):
     return adopted
 
 
+def open_existing(path):
+    """`path` open for reading, None when it does not exist. Cheaper than a stat and then an
+    open: littlefs finds a name by reading its folder's metadata, for each of them."""
+    try:
+        return open(path, "rb")
+    except OSError as e:
+        if e.args[0] in (ENOENT, ENOTDIR):
+            return None
+        raise
+
+
 def read_bounded(path, limit):
     """The whole file as bytes, or None when missing; ValueError when larger than `limit`."""
-    n = size(path)
-    if n < 0:
+    f = open_existing(path)
+    if f is None:
         return None
-    if n > limit:
-        raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
-    with open(path, "rb") as f:
+    with f:
+        n = f.seek(0, 2)
+        if n > limit:
+            raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
+        f.seek(0)
         return f.read(n)  # MicroPython allocates what read() is asked for: the size, not the bound
 
 

@@ -8,8 +8,8 @@
 
 MUTANTS = [
     # -- fsutil -----------------------------------------------------------------------------
-    ("fsutil", "if e.args[0] in (ENOENT, ENOTDIR):\n            return None",
-     "if True:\n            return None",
+    ("fsutil", "        return os.stat(path)\n    except OSError as e:\n        if e.args[0] in (ENOENT, ENOTDIR):",
+     "        return os.stat(path)\n    except OSError as e:\n        if True:",
      "an I/O error on stat is taken as 'missing'"),
     ("fsutil", "        start = f.seek(0, 2)", "        start = f.seek(0)",
      "append reports offset 0 instead of the end of the file"),
@@ -41,6 +41,9 @@ MUTANTS = [
     ("fsutil", "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
      "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n",
      "a copy writes a full piece but does not empty the buffer"),
+    ("fsutil", "        return open(path, \"rb\")\n    except OSError as e:\n        if e.args[0] in (ENOENT, ENOTDIR):",
+     "        return open(path, \"rb\")\n    except OSError as e:\n        if True:",
+     "an I/O error on opening a file to read it is taken as 'missing'"),
 
     # -- text -------------------------------------------------------------------------------
     ("text", "    while i > 0 and b[i] & 0xC0 == 0x80:", "    while i > 0 and b[i - 1] & 0xC0 == 0x80:",
@@ -540,6 +543,12 @@ MUTANTS = [
     ("session/search", "            except OSError:  # a session the chat map names that has no turn yet\n                return",
      "            except OSError:  # a session the chat map names that has no turn yet\n                raise",
      "a session the chat map names with no turn yet fails the whole search"),
+    ("session/search", "                            dl = dls[o] if far else lens[q]",
+     "                            dl = dls[o] if far else lens[o]",
+     "a posting kept in the pool scored with the length at its ordinal, not at its place"),
+    ("session/search", "            pool[p] = dls[o] if o < len(dls) else 0",
+     "            pool[p] = dls[0]",
+     "every posting kept in the pool scored with the block's first record's length"),
     ("session/archive", "    seq = 1 + max([e[0] for e in entries] or [0])", "    seq = 1 + len(entries)",
      "a new segment is numbered by the catalog's length: a number still in use comes again"),
     ("session/archive", "        if live or fsutil.exists(seg_path(directory, name, seq)):", "        if live:",
@@ -1033,7 +1042,8 @@ MUTANTS = [
     ("chats", "        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "        self.sessions.delete(key + \":\" + alias)\n        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "/session delete removes the history before the journal names it"),
-    ("chats", "        self._finish_delete(key)\n        if fsutil.size(p) < 0:", "        if fsutil.size(p) < 0:",
+    ("chats", "        self._finish_delete(key)\n        try:\n            raw = fsutil.read_bounded(p, _MAP_MAX)",
+     "        try:\n            raw = fsutil.read_bounded(p, _MAP_MAX)",
      "a deletion cut by a power loss is not finished when the map is read"),
     ("chats", "                self._write(key, current if current in aliases else aliases[0], aliases)\n        fsutil.remove(journal)",
      "                self._write(key, current if current in aliases else aliases[0], aliases)",

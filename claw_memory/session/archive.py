@@ -45,10 +45,10 @@ def read(directory):
 
 
 def _entries(directory):
-    path = directory + "/" + CATALOG
-    if fsutil.size(path) < 0:
+    f = fsutil.open_existing(directory + "/" + CATALOG)
+    if f is None:
         return
-    with open(path, "rb") as f:
+    with f:
         if f.read(len(_HEAD)) != _HEAD:
             return
         while True:

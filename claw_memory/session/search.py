@@ -4,21 +4,23 @@
 #
 # The first pass walks each file's index once: every block's header (the collection's size
 # and mean record length), its lengths and bucket directory, and the buckets of the query's
-# terms (each term's document frequency); the postings it finds, and the lengths of the
-# blocks they are in, are kept in one byte pool (up to _POOL bytes; beyond that, where they
-# are, to be read again). The second pass scores those records from the pool, keeping the best
+# terms (each term's document frequency); the postings it finds, each followed by the lengths
+# of the records it names (not the whole block's: a term is in few of them), are kept in one
+# byte pool (up to _POOL bytes; beyond that, where they are, to be read again). The second pass scores those records from the pool, keeping the best
 # 2 x limit + 3 candidates; then their records are read, file by file, and checked: a record
 # that holds none of the query's terms (two terms sharing a bucket and key in a block) is left
 # out; a position that holds no such record means the index is stale: it is written again
 # and the query runs again. Records after the text index of a log being written (its last
 # few turns, fewer than write.TAIL bytes) are read and scored directly; any other file's are
 # indexed first. The pending turn is not searched.
-# Cost: littlefs looks a name up by reading its folder, so each file is opened once per pass
-# that needs it (the log and its index in the first, both again for the candidates only).
-# Heap: the pool, 10 bytes per block and per term match, 10 per file with matches (its place
-# in the listing, its order and a hash of its path, not its id and path: the later passes walk
-# the listing again to the few files they read, and a listing that changed meanwhile reruns
-# the query), the candidates, one record.
+# Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
+# so each file is opened once per pass that needs it (the log and its index in the first, an
+# index in the second only for postings beyond the pool, both again for the candidates only),
+# and a file is opened without a stat first.
+# Heap: the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
+# matches (its place in the listing, its order and a hash of its path, not its id and path:
+# the later passes walk the listing again to the few files they read, and a listing that
+# changed meanwhile reruns the query), the candidates, one record.
 
 import math
 from array import array
@@ -34,7 +36,7 @@ B = 0.75
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
-_POOL = const(2048)  # bytes of postings and lengths kept from the first pass
+_POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
 _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
@@ -104,14 +106,13 @@ class _Query:
         self.kpath = array("I")  # and their paths' hashes (_Kept checks it found them)
         self.pool = bytearray(_POOL)
         self.npool = 0  # bytes of the pool in use
-        # per block with matches: its file (in kept), position, records, matches, where its
-        # lengths are in the pool (or _FAR: read them again)
+        # per block with matches: its file (in kept), position, records, matches
         self.bfile = array("H")
         self.bpos = array("I")
         self.bn = array("B")
         self.bm = array("B")
-        self.bdl = array("H")
-        # per match: query term << 10 | byte length (| _FAR), where (pool or index)
+        # per match: query term << 10 | byte length (| _FAR), where (in the pool: the postings,
+        # then one length per posting; _FAR: the postings in the index)
         self.mterm = array("H")
         self.mat = array("I")
         self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
@@ -125,7 +126,7 @@ class _Query:
         self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
         cands = self._score(2 * limit + 3)
         # what the first pass kept is no longer needed: the records' reading below has its room
-        self.pool = self.bfile = self.bpos = self.bn = self.bm = self.bdl = None
+        self.pool = self.bfile = self.bpos = self.bn = self.bm = None
         self.mterm = self.mat = self.tails = None
         return self._verify(cands, limit, max_chars)
 
@@ -184,7 +185,7 @@ class _Query:
     def _undo(self, marks):
         # (MicroPython's arrays and bytearrays shrink by slice assignment, not `del`)
         nb, nm, nt, self.npool, self.n, self.sumdl, self.df = marks
-        for a in (self.bfile, self.bpos, self.bn, self.bm, self.bdl):
+        for a in (self.bfile, self.bpos, self.bn, self.bm):
             a[nb:] = a[:0]
         self.mterm[nm:] = self.mterm[:0]
         self.mat[nm:] = self.mat[:0]
@@ -231,9 +232,9 @@ class _Query:
             if got is None:
                 continue
             self.df[i] += got[2]
-            if self.npool + len(got[3]) + b.n <= _POOL:
+            if self.npool + got[1] + got[2] <= _POOL:
                 self.mterm.append(i << 10 | got[1])
-                self.mat.append(self._keep(got[3]))
+                self.mat.append(self._keep(got[3], dls))
             else:
                 self.mterm.append(i << 10 | got[1] | _FAR)
                 self.mat.append(got[0])
@@ -243,16 +244,22 @@ class _Query:
             self.bpos.append(b.pos)
             self.bn.append(b.n)
             self.bm.append(k)
-            if self.npool + b.n <= _POOL:
-                self.bdl.append(self._keep(dls))
-            else:
-                self.bdl.append(_FAR)
 
-    def _keep(self, raw):
-        # `raw` into the pool; where it is
+    def _keep(self, raw, dls):
+        # The postings `raw` into the pool, then the length of each record they name (`dls`:
+        # the block's); where they are
         at = self.npool
-        self.pool[at : at + len(raw)] = raw
-        self.npool = at + len(raw)
+        pool = self.pool
+        pool[at : at + len(raw)] = raw
+        p = at + len(raw)
+        o = -1
+        i = 0
+        while i < len(raw):
+            x, i = tix.unvarint(raw, i)
+            o += (x >> 2) + 1
+            pool[p] = dls[o] if o < len(dls) else 0
+            p += 1
+        self.npool = p
         return at
 
     def _tail(self, fi, lf, start, end):
@@ -287,32 +294,35 @@ class _Query:
             for j in range(len(self.bpos)):
                 fi = self.bfile[j]
                 n = self.bn[j]
-                if self.bdl[j] == _FAR:
-                    f, open_fi = self._reopen(f, open_fi, fi, kept)
-                    f.seek(self.bpos[j])
-                    dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
-                else:
-                    dls = pool[self.bdl[j] : self.bdl[j] + n]
+                dls = None  # (the block's lengths, read again for postings beyond the pool)
                 for o in range(n):
                     acc[o] = 0.0
                 for _ in range(self.bm[j]):
                     v = self.mterm[m]
                     size = v & 1023
-                    if v & _FAR:
+                    far = v & _FAR
+                    if far:
                         f, open_fi = self._reopen(f, open_fi, fi, kept)
+                        if dls is None:
+                            f.seek(self.bpos[j])
+                            dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
                         f.seek(self.mat[m])
                         raw = f.read(size)
                     else:
                         raw = pool[self.mat[m] : self.mat[m] + size]
+                        lens = pool[self.mat[m] + size :]  # (by the posting's place)
                     w = self.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
                     o = -1
                     p = 0
+                    q = 0
                     while p < size:
                         x, p = tix.unvarint(raw, p)
                         o += (x >> 2) + 1
                         if o < n:
                             c = (x & 3) + 1
-                            acc[o] += w * c / (c + self.norm(tix.unquant(dls[o])))
+                            dl = dls[o] if far else lens[q]
+                            acc[o] += w * c / (c + self.norm(tix.unquant(dl)))
+                        q += 1
                     m += 1
                 order = _order(self.korder[fi], self.bpos[j])
                 for o in range(n):

@@ -35,6 +35,16 @@ def test_basic_helpers():
     eq(fsutil.read_bounded("/flash/f", 10), b"123", "bounded read")
     eq(fsutil.read_bounded("/flash/none", 10), None, "bounded read of a missing file")
     raises(ValueError, fsutil.read_bounded, "/flash/f", 2)
+    with fsutil.open_existing("/flash/f") as f:
+        eq(f.read(), b"123", "open_existing opens to read")
+    eq(fsutil.open_existing("/flash/none"), None, "open_existing of a missing file")
+    # An I/O error finding the name is no "missing": it propagates. (Last: littlefs 2.11
+    # keeps the failed read's cache line as if it had been read, so the next lookup may see
+    # a folder without the file.)
+    for fn in (fsutil.open_existing, fsutil.size, lambda p: fsutil.read_bounded(p, 10)):
+        dev.fail_read(0)
+        raises(OSError, fn, "/flash/f")
+        dev.fail_read(-1)
     dev.unmount()
 
 

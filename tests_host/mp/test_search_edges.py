@@ -232,6 +232,12 @@ def test_postings_beyond_the_pool_score_the_same():
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi", 50, [SID])],
        [(texts[i], scores[i]) for i in best], "the best 50, newest first on a tie")
+    # two terms: a block's first term's postings in the pool, the second's beyond it (its
+    # lengths read again from the index)
+    scores = _bm25(texts, "kiwi pear")
+    best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
+    eq([(h["text"], h["score"]) for h in s.search("kiwi pear", 50, [SID])],
+       [(texts[i], scores[i]) for i in best], "two terms, the pool full in between")
     dev.unmount()
 
 

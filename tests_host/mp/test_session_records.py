@@ -174,6 +174,7 @@ class _Watched:
 
     bad = []
     lines = 0
+    biggest = 0  # the largest read(n)
 
     def __init__(self, f, path):
         self.f = f
@@ -195,6 +196,7 @@ class _Watched:
         return self.f.readline(n)
 
     def read(self, n=-1):
+        _Watched.biggest = max(_Watched.biggest, n)
         if n < 0 or n > _BOUND:
             pos = self.f.tell()
             end = self.f.seek(0, 2)
@@ -221,6 +223,7 @@ def test_every_session_read_reserves_at_most_a_few_kib_beyond_the_line():
         with open(_log(), "ab") as f:
             f.write(b'{"role":"us\n')  # garbage between records
         _Watched.bad = []
+        _Watched.biggest = 0
         builtins.open = watched
         try:
             mem = claw_memory.open("/flash", session_limit=90000)
@@ -258,5 +261,7 @@ def test_every_session_read_reserves_at_most_a_few_kib_beyond_the_line():
         finally:
             builtins.open = real
         eq(_Watched.bad, [], "%s: no read reserves more than %d bytes beyond the line" % (kind, _BOUND))
+        ok(_Watched.biggest <= 65536 + 1, "%s: the 70,000-byte record, over the 64 KiB bound, is "
+           "never read in one piece (the largest read: %d bytes)" % (kind, _Watched.biggest))
         ok(min(counts) > 0, "%s: every step read lines (%r)" % (kind, counts))
         dev.unmount()

@@ -133,10 +133,18 @@ def cost_tables(r, out):
         if c:
             out("- %s: %s; %d turns persisted." % (layout, LAYOUT[layout], c["turns"]))
     out("")
-    out("Bytes read: each file in scope costs littlefs a lookup of its name and a walk of its "
-        "skip-list to the blocks read (a few KiB a file), the text index is read in the pieces a query "
-        "needs (a block's header and bucket directory, the query's terms' postings, a candidate's "
-        "record-table entry) and the candidates' records are read whole (the hits' text is verified "
-        "against them). The target of 64 KiB counts what the index must read; littlefs's own reads are "
-        "most of the rest.")
+    out("Bytes read: each file in scope costs littlefs a lookup of its name (it reads the folder's "
+        "metadata: several KiB a name in a folder of many files) and a walk of its skip-list at each "
+        "seek, the text index is read in the pieces a query needs (a block's header, lengths and "
+        "bucket directory, the query's terms' postings, a candidate's record-table entry) and the "
+        "candidates' records are read whole (the hits' text is verified against them).")
+    for layout in ("board", "chats"):
+        w = (c64.get(layout) or {}).get("scopes", {}).get("chat", {}).get("reads")
+        if w:
+            out("")
+            out("Where a query's reads go (`tools/benchmark/mp/readtrace.py`; %s layout, its chat's scope, "
+                "medians): %.0f KiB in all; %.0f KiB finding names (%d files opened); %.0f KiB reading "
+                "the text indexes, for %.1f KB the search asked for; %.1f KiB reading records, for %.1f KB."
+                % (layout, w["total"] / KIB, w["lookups"] / KIB, w["opens"], w["index_read"] / KIB,
+                   w["index_asked"] / 1000.0, w["records_read"] / KIB, w["records_asked"] / 1000.0))
     return all(ok for _, _, ok in rows)

@@ -20,6 +20,7 @@ import sys
 from bench_mp import SW, out
 from flashsim import attach, mount
 from heapmeter import Meter, library_modules
+from readtrace import Trace
 
 import claw_memory
 
@@ -118,6 +119,22 @@ def _queries(mem, questions, scope, dev=None):
     return times, reads, hits
 
 
+def _where(mem, questions, dev):
+    """Where the flash reads of the chat-scope queries go (readtrace.Trace): the median of
+    each share, bytes (and of the opens, a count)."""
+    rows = []
+    for text, ch, cid in questions:
+        if not ch:
+            continue
+        gc.collect()
+        with Trace(dev) as t:
+            mem.search(text, 5, chat=(ch, cid))
+        rows.append((t.total, t.lookups(), t.opens, t.flash["index"], t.asked["index"],
+                     t.flash["records"], t.asked["records"]))
+    names = ("total", "lookups", "opens", "index_read", "index_asked", "records_read", "records_asked")
+    return {k: sorted(r[i] for r in rows)[len(rows) // 2] for i, k in enumerate(names)}
+
+
 def main(a):
     with open(a["questions"]) as f:
         a["questions"] = json.load(f)
@@ -132,6 +149,7 @@ def main(a):
         res[scope] = {"n": len(times), "median_us": times[len(times) // 2],
                       "p90_us": times[len(times) * 9 // 10], "max_us": times[-1],
                       "read_median": reads[len(reads) // 2], "read_max": reads[-1], "hits": hits}
+    res["chat"]["reads"] = _where(mem, a["questions"], dev)
     above = 0
     for text, ch, cid in a["questions"][:12]:
         gc.collect()
