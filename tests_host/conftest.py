@@ -225,4 +225,9 @@ def _cost(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_cost)  # stable: same order on every xdist worker
+    # Slow first spreads the suite over xdist's workers; a run that stops at its first failure
+    # (tools/mutate.py sets CLAW_FAST_FIRST) wants the quick tests first instead.
+    if os.environ.get("CLAW_FAST_FIRST"):
+        items.sort(key=lambda item: (-_cost(item)[0], -_cost(item)[1]))
+    else:
+        items.sort(key=_cost)  # stable: same order on every xdist worker

@@ -227,6 +227,7 @@ def run_tests(scratch, tests, timeout):
     env = dict(os.environ)
     env["PYTHONPATH"] = scratch  # before the editable install that points at the working tree
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # a stale .pyc must never stand in for a mutant
+    env["CLAW_FAST_FIRST"] = "1"  # (-x: a quick test that fails ends the run early)
     env.pop("CLAW_MP_TESTS", None)
     cmd = [python_bin(), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra"] + tests
     t0 = time.monotonic()
