@@ -230,7 +230,8 @@ def open_existing(path):
     try:
         return open(path, "rb")
     except OSError as e:
-        if e.args[0] in (ENOENT, ENOTDIR):
+        # (FatFs answers ENOENT for a folder: only what a stat does not find is missing)
+        if e.args[0] in (ENOENT, ENOTDIR) and _stat(path) is None:
             return None
         raise
 

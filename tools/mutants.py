@@ -41,9 +41,12 @@ MUTANTS = [
     ("fsutil", "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n                self.n = 0\n",
      "            ln -= got\n            if self.n == size:\n                write_all(self.f, self.buf)\n",
      "a copy writes a full piece but does not empty the buffer"),
-    ("fsutil", "        return open(path, \"rb\")\n    except OSError as e:\n        if e.args[0] in (ENOENT, ENOTDIR):",
-     "        return open(path, \"rb\")\n    except OSError as e:\n        if True:",
+    ("fsutil", "        if e.args[0] in (ENOENT, ENOTDIR) and _stat(path) is None:",
+     "        if True:",
      "an I/O error on opening a file to read it is taken as 'missing'"),
+    ("fsutil", "        if e.args[0] in (ENOENT, ENOTDIR) and _stat(path) is None:",
+     "        if e.args[0] in (ENOENT, ENOTDIR):",
+     "a folder FatFs will not open as a file is taken as 'missing'"),
 
     # -- text -------------------------------------------------------------------------------
     ("text", "    while i > 0 and b[i] & 0xC0 == 0x80:", "    while i > 0 and b[i - 1] & 0xC0 == 0x80:",

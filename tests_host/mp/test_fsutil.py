@@ -38,6 +38,7 @@ def test_basic_helpers():
     with fsutil.open_existing("/flash/f") as f:
         eq(f.read(), b"123", "open_existing opens to read")
     eq(fsutil.open_existing("/flash/none"), None, "open_existing of a missing file")
+    raises(OSError, fsutil.read_bounded, "/flash/a", 10)  # a folder is not a missing file
     # An I/O error finding the name is no "missing": it propagates. (Last: littlefs 2.11
     # keeps the failed read's cache line as if it had been read, so the next lookup may see
     # a folder without the file.)
@@ -45,6 +46,16 @@ def test_basic_helpers():
         dev.fail_read(0)
         raises(OSError, fn, "/flash/f")
         dev.fail_read(-1)
+    dev.unmount()
+
+
+def test_a_folder_is_not_a_missing_file_on_fat():
+    # (FatFs answers an open of a folder with "no file")
+    dev = mount("fat", "/flash", blocks=64)
+    fsutil.makedirs("/flash/d")
+    raises(OSError, fsutil.open_existing, "/flash/d")
+    raises(OSError, fsutil.read_bounded, "/flash/d", 10)
+    eq(fsutil.read_bounded("/flash/none", 10), None, "a missing file")
     dev.unmount()
 
 
