@@ -150,3 +150,30 @@ def test_repair_of_a_log_whose_only_damage_is_a_torn_tail_removes_it():
     eq(_read(log), good, "the log rewritten without the torn tail")
     eq(mem.sessions.verify(SID)["torn_tail_bytes"], 0, "nothing left for verify")
     dev.unmount()
+
+
+def test_verify_names_a_leftover_of_an_interrupted_rewrite_and_leaves_it():
+    # A journal or a temp file that an interrupted rewrite left beside the log: verify names
+    # it and removes nothing (the next write settles it).
+    for suffix in (".commit", ".tmp", ".idx.tmp", ".pending.tmp", ".tix.tmp"):
+        dev = _closed_session(2)
+        _write(_log() + suffix, b"x")
+        mem = claw_memory.open("/flash")
+        rep = mem.sessions.verify(SID)
+        eq(rep["leftovers"], [_log().rsplit("/", 1)[-1] + suffix], suffix + ": named")
+        ok(fsutil.exists(_log() + suffix), suffix + ": left where it is")
+        dev.unmount()
+
+
+def test_an_index_whose_log_is_gone_is_removed_before_the_session_is_written_again():
+    # Someone removed the log and not its index: the index describes records that are not
+    # there, so it goes; the next turn starts a log and an index of its own.
+    dev = _closed_session(2)
+    fsutil.remove(_log())
+    mem = claw_memory.open("/flash")
+    eq(mem.sessions.messages(SID), [], "no log, no history")
+    _turn(mem.sessions, 5, tools=False)
+    mem.close()
+    eq(fsutil.size(_log() + ".idx"), 8 + 10 * 2, "the index holds the new turn's two records only")
+    eq(len(_esp_replay(_log())), 2, "what ESP-Claw replays: the new turn")
+    dev.unmount()
