@@ -5,8 +5,8 @@
 # Public API only.
 from flashsim import mount
 from mptest import eq
-from turns import (SID, esp_replay as _esp_replay, log as _log, tags as _tags, turn as _turn,
-                   user as _user)
+from turns import (SID, esp_replay as _esp_replay, final as _final, log as _log, tags as _tags,
+                   turn as _turn, user as _user)
 
 import claw_memory
 from claw_memory import fsutil, session
@@ -62,6 +62,25 @@ def test_a_cached_session_sees_turns_written_through_another_open():
        "a sees b's turn")
     _turn(a.sessions, 3, tools=False)
     eq(len(b.sessions.messages(SID)), 6, "b sees a's next turn")
+    dev.unmount()
+
+
+def test_a_cached_session_sees_a_whole_turn_another_open_logged_in_one_call():
+    # Turns logged in one persist call each (no pending file), b keeping its index entries in
+    # RAM: only the log grew, and a's cached state must notice it.
+    dev, a = _fresh()
+    a.sessions.persist(SID, [(1, _user(1), None), (2, _final(1), None)], turn_completed=True)
+    eq(fsutil.size(_log() + ".pending"), -1, "(no pending file)")
+    b = claw_memory.open("/flash")
+    b.sessions.persist(SID, [(1, _user(2), None), (2, _final(2), None)], turn_completed=True)
+    _turn(a.sessions, 3, tools=False)
+    want = [("user", "1"), ("final", "1"), ("user", "2"), ("final", "2"), ("user", "3"), ("final", "3")]
+    eq(_tags(a.sessions.messages(SID)), want, "a's history holds b's turn and its own next one")
+    a.close()
+    b.close()
+    eq([(r["role"], r["content"]) for r in _esp_replay(_log())],
+       [("user", "user 1"), ("assistant", "final 1"), ("user", "user 2"), ("assistant", "final 2"),
+        ("user", "user 3"), ("assistant", "final 3")], "ESP-Claw's replay")
     dev.unmount()
 
 
