@@ -545,6 +545,19 @@ def test_list_stat_delete():
     dev.unmount()
 
 
+def test_a_session_deleted_and_started_again_survives_the_next_open():
+    # A finished deletion leaves no journal behind: a session started again under the same id
+    # after it is not deleted again by the next Sessions (after a reboot).
+    dev, s = _fresh()
+    s.persist("a", [(1, None, "old"), (2, None, "gone")], turn_completed=True)
+    eq(s.delete("a"), True, "deleted")
+    ok(not fsutil.exists(D + "/.deleting"), "no journal left")
+    s.persist("a", [(1, None, "new"), (2, None, "kept")], turn_completed=True)
+    s.close()
+    eq([m["content"] for m in Sessions(D).messages("a")], ["new", "kept"], "the new session is kept")
+    dev.unmount()
+
+
 def test_lost_index_rewrite_is_adopted_from_tmp():
     # FAT's remove-then-rename inside an index rewrite: the index is gone, its .tmp whole.
     dev, s = _fresh()
