@@ -78,6 +78,7 @@ def session_turns(turns=6, pad=500, limit=4000):
 
 
 MEMORY_DIR = "/flash/memory"
+RECORDS = "memory_records.jsonl"
 
 
 def _store_script():
@@ -100,6 +101,9 @@ def _store_script():
         ("close", None, None),  # forgotten text leaves every file; derived files written
         ("forget", "User collects old stamps", None),
         ("store", "User sails on Sundays", "sailing"),
+        ("store", "User reads history books", "books"),
+        ("update", "User sails on Sundays", "User sails on Saturdays"),  # 5th: compaction, the
+        # derived files (written at the close, listing the stamps) still there until it
     ]
 
 
@@ -141,6 +145,7 @@ def store_ops(clock_start=1714000000):
 
     def check(acked):
         _forgotten_text_gone(script, acked)
+        _no_file_keeps_what_the_records_lost(script, acked)
         s = Store(MEMORY_DIR, clock=lambda: clock_start + 1000)
         items = list(s.list())
         contents = [i["content"] for i in items]
@@ -351,6 +356,29 @@ def _forgotten_text_gone(script, acked):
             with open(MEMORY_DIR + "/" + name, "rb") as f:
                 if a.encode() in f.read():
                     raise AssertionError("forgotten %r still in %s" % (a, name))
+
+
+def _no_file_keeps_what_the_records_lost(script, acked):
+    """Before the store reopens, at any cut: text the records file no longer holds (forgotten,
+    then compacted away, by an acknowledged operation or the one the cut stopped) is in no
+    other file either: the derived files go before the records are replaced."""
+    import os
+
+    try:
+        names = os.listdir(MEMORY_DIR)
+    except OSError:  # (cut before the folder was made)
+        return
+    if RECORDS not in names:
+        return
+    with open(MEMORY_DIR + "/" + RECORDS, "rb") as f:
+        rec = f.read()
+    for op, a, b in script[: len(acked) + 1]:
+        if op not in ("forget", "update", "replace") or a.encode() in rec:
+            continue
+        for name in names:
+            with open(MEMORY_DIR + "/" + name, "rb") as f:
+                if a.encode() in f.read():
+                    raise AssertionError("%r is gone from the records but still in %s" % (a, name))
 
 
 def check_store_consistent(s):
