@@ -917,11 +917,6 @@ MUTANTS = [
      "a label no item uses any more stays in the catalog until compaction"),
 
     # -- store/state ------------------------------------------------------------------------
-    ("store/state", "        if self.pend and off >= at:", "        if False:",
-     "a label of a batch's line not appended yet is read from the file"),
-    ("store/state", "                    buf[:] = memoryview(line)[off - at : off - at + len(buf)]",
-     "                    buf[:] = memoryview(line)[: len(buf)]",
-     "a label in a batch's line is read from the line's start"),
     ("store/state", "        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n        kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n",
      "        kw = index.keyword_writer(items(path, tab, cat, False), 3 * tab.active)\n        fsutil.replace(self.index_path, index.writer(self.cat, self.fold, self.size, kw))\n        fsutil.replace(self.md_path, markdown.writer(cat, items(path, tab, cat, True)))\n",
      "the index (the commit stamp) is written before MEMORY.md"),

@@ -143,15 +143,10 @@ class State:
         return None if it is None else decorate(self.cat, it, f, raw, off)
 
     def read_into(self, f, off, buf):
-        """Fill `buf` (a memoryview) with the records' bytes at `off` as the table sees them,
-        from the open records file `f` or the batch in progress: a label (catalog.py)."""
-        at = self.size + (1 if self.torn else 0)
-        if self.pend and off >= at:
-            for line in self.pend:
-                if off < at + len(line):
-                    buf[:] = memoryview(line)[off - at : off - at + len(buf)]
-                    return
-                at += len(line)
+        """Fill `buf` (a memoryview) with the records' bytes at `off` of the open records file
+        `f`: a label (catalog.py). (A batch places its new labels in its lines when it encodes
+        them, just before their append; nothing reads a label in between, and a failed append
+        drops the RAM state.)"""
         f.seek(off)
         f.readinto(buf)
 

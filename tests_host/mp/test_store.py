@@ -774,6 +774,27 @@ def test_a_batch_evicts_neither_what_it_returns_nor_the_best_when_it_overflows()
     dev.unmount()
 
 
+def test_a_batch_after_a_torn_last_line_sees_its_own_lines():
+    # The first line after a torn one starts a byte later (the newline that ends the torn
+    # line): a batch's later change finds the item an earlier change of it stored, and a new
+    # label it made, in RAM, where the file will have them.
+    dev, s, clock = _fresh()
+    s.store("A fact before the cut", "old")
+    with open(M + "/memory_records.jsonl", "ab") as f:
+        f.write(b'{"id":"mem-1-0001","content":"torn')  # a cut append
+    s = Store(M, clock=clock)
+    with s.batch() as b:
+        new = b.store("The user keeps bees in the garden", "beekeeping")[0]
+        b.update(new["id"], content="The user keeps bees on the roof")
+        b.store("The user sells the honey at the market", "beekeeping")
+    got = sorted((it["content"], it["tags"]) for it in s.list())
+    eq(got, [("A fact before the cut", "old"), ("The user keeps bees on the roof", "beekeeping"),
+             ("The user sells the honey at the market", "beekeeping")], "the batch's items")
+    again = sorted((it["content"], it["tags"]) for it in Store(M, clock=clock).list())
+    eq(again, got, "the same after a reopen")
+    dev.unmount()
+
+
 def test_a_torn_last_line_counts_as_a_line_once_it_is_ended():
     # RAM and a reopen agree on the lines (the compaction triggers count them).
     dev, s, clock = _fresh()
