@@ -356,8 +356,8 @@ class Batch:
             st.pend = None
             return
         head = b"\n" if st.torn else b""
-        data = head + b"".join(lines)
         try:
+            data = head + b"".join(lines)  # (a MemoryError here is a failed append too)
             start = fsutil.append(st.records_path, data)
         except BaseException:
             st.invalidate()  # the RAM state has the lines that did not make it

@@ -214,3 +214,44 @@ def test_a_read_error_never_makes_a_file_look_missing():
         reads, errors = _eio_matrix(kind, write, every)
         print("%s: %d reads, %d failed with OSError" % (kind, reads, errors))
         ok(errors > 0, "the read errors surfaced")
+
+
+def test_a_failure_between_a_batchs_encoding_and_its_append_changes_nothing():
+    # A batch's lines are encoded (its new labels placed in them) and then joined for the
+    # append: a MemoryError there (here a TypeError at the same place, injected) is a failed
+    # append. The store must read as before the change, labels included, and keep working.
+    from claw_memory.store import batch
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    clock = Clock()
+    s = Store(M, clock=clock)
+    s.store("User lives in Lisbon", "city")
+    size = fsutil.size(M + "/memory_records.jsonl")
+    real = batch.Batch._encode
+
+    def encode(self):
+        real(self)
+        self._st.pend = self._st.pend + [None]  # the join for the append fails
+
+    batch.Batch._encode = encode
+    try:
+        clock.t += 10
+        try:
+            s.store("User's favourite colour is teal", "favourite colour")
+            ok(False, "the failed join surfaced")
+        except TypeError:
+            pass
+    finally:
+        batch.Batch._encode = real
+    eq(fsutil.size(M + "/memory_records.jsonl"), size, "nothing appended")
+    eq(sorted((it["content"], it["tags"]) for it in s.list()), [("User lives in Lisbon", "city")],
+       "the store as before the change")
+    eq(s.has_label("favourite colour"), False, "the new label is not there")
+    s.store("User's favourite colour is teal", "favourite colour")
+    got = sorted((it["content"], it["tags"]) for it in s.list())
+    eq(got, [("User lives in Lisbon", "city"), ("User's favourite colour is teal", "favourite colour")],
+       "the next store works")
+    ok(s.has_label("favourite colour"), "with its label")
+    s.close()
+    eq(sorted((it["content"], it["tags"]) for it in Store(M, clock=clock).list()), got, "after a reopen")
+    dev.unmount()
