@@ -60,6 +60,7 @@ class Batch:
         if st.pend is not None:
             raise ValueError("a batch is already in progress")
         st.pend = []
+        self._touched = False  # the catalog changed (before the first line is in st.pend)
         self._rows = []
         self._kept = []
         self._its = []
@@ -221,6 +222,7 @@ class Batch:
     def _place(self, it, now):
         # A new item: fresh id and times, its labels referenced in the catalog.
         cat = self._st.cat
+        self._touched = True
         it["id"] = it["id"] or self._new_id(now)
         it["created_at"] = it["updated_at"] = now
         it["summary_ids"] = [cat.ensure(lab) for lab in itm.labels(it["tags"])]
@@ -228,6 +230,7 @@ class Batch:
 
     def _tombstone(self, slot, old, now, evicted=False):
         cat = self._st.cat
+        self._touched = True
         tomb = dict(old)
         tomb["deleted"] = True
         tomb["updated_at"] = now
@@ -383,6 +386,6 @@ class Batch:
 
     def _abort(self):
         st = self._st
-        if st.pend:
+        if st.pend or self._touched:
             st.invalidate()  # roll the RAM state back by rebuilding it from the files
         st.pend = None

@@ -255,3 +255,38 @@ def test_a_failure_between_a_batchs_encoding_and_its_append_changes_nothing():
     s.close()
     eq(sorted((it["content"], it["tags"]) for it in Store(M, clock=clock).list()), got, "after a reopen")
     dev.unmount()
+
+
+def test_a_change_that_fails_before_its_line_leaves_the_labels_as_they_were():
+    # A store places its new label, a forget drops its item's, before the batch has a line: a
+    # MemoryError making that line (injected in its encoding) must undo the label change too.
+    from claw_memory import item
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    clock = Clock()
+    s = Store(M, clock=clock)
+    mid = s.store("User lives in Lisbon", "city")[0]["id"]
+    real = item.to_json
+
+    def failing(*a, **kw):
+        raise MemoryError("injected")
+
+    for what, change in (("store", lambda: s.store("User's favourite colour is teal", "favourite colour")),
+                         ("forget", lambda: s.forget(mid))):
+        clock.t += 10
+        item.to_json = failing
+        try:
+            change()
+            ok(False, what + ": the failure surfaced")
+        except MemoryError:
+            pass
+        finally:
+            item.to_json = real
+        eq((s.has_label("favourite colour"), s.has_label("city")), (False, True), what + ": labels as before")
+        eq([it["content"] for it in s.list()], ["User lives in Lisbon"], what + ": items as before")
+    s.store("User has a dog", "pet")
+    s.close()
+    s = Store(M, clock=clock)
+    eq((s.has_label("favourite colour"), s.has_label("city"), s.has_label("pet")), (False, True, True),
+       "the labels the files describe after a reopen")
+    dev.unmount()
