@@ -287,7 +287,8 @@ class Chats:
             self.sessions.incognito(key + ":" + alias, False)
 
     def _new(self, key, alias):
-        self._end(key)
+        # (an incognito session ends only once the new one is there: a refused or failed
+        # command leaves the chat where it was)
         state = self.state(key)
         aliases = list(state[1]) if state else []
         if len(aliases) >= MAX_SESSIONS:
@@ -305,6 +306,7 @@ class Chats:
                 alias, _ID_MAX)
         aliases.append(alias)
         self._write(key, alias, aliases)
+        self._end(key)
         return "Started a new session: %s" % alias
 
     def _list(self, key, alias):
@@ -326,8 +328,8 @@ class Chats:
         aliases = state[1] if state else ["default_01"] if hidden else None
         if aliases is None or alias not in aliases:
             return 'Cannot switch to session "%s": no such session. Send /session list to list sessions.' % alias
-        self._end(key)
         self._write(key, alias, aliases)
+        self._end(key)
         return "Switched to session: %s" % alias
 
     def _delete(self, key, alias):

@@ -166,6 +166,36 @@ async def test_commands_around_an_incognito_session():
     dev.unmount()
 
 
+def test_a_refused_or_failed_command_leaves_the_incognito_session_as_it_was():
+    # /session new with a name in use, and /session switch or new whose chat map cannot be
+    # written: the command answers so, and the incognito session goes on with its history.
+    from claw_memory import fsutil
+
+    dev, clock, mem = _open(extract=False)
+    cmd = lambda c: mem.session_command("web", "u1", c)  # noqa: E731
+    cmd("new two")
+    cmd("new --incognito secret")
+    sid = "chat:web:u1:secret"
+    mem.sessions.persist(sid, [(1, None, "hi"), (2, None, "hello")], turn_completed=True)
+    eq(cmd("new two"), 'Cannot create session "two": a session with that name already exists.', "refused")
+    real = fsutil.replace
+
+    def full(*a):
+        raise OSError(28, "ENOSPC")
+
+    fsutil.replace = full
+    try:
+        for c in ("switch two", "new three"):
+            ok(cmd(c).startswith("Session command failed"), c + ": the failure answered")
+    finally:
+        fsutil.replace = real
+    eq(mem.chats.incognito("web", "u1"), "secret", "still incognito")
+    eq([m["content"] for m in mem.sessions.messages(sid)], ["hi", "hello"], "its history kept")
+    eq(cmd("switch two"), "Switched to session: two", "then the switch works")
+    eq(mem.chats.incognito("web", "u1"), None, "and ends it")
+    dev.unmount()
+
+
 async def test_its_history_is_bounded_by_the_token_budget():
     dev, clock, mem = _open(extract=False, history_tokens=300)
     mem.session_command("uart", "console", "new --incognito long")
