@@ -211,6 +211,7 @@ class Sessions:
                                    self.archive_limit, self.clock())
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
+            self._settled = False  # (and a journal: the next use finishes or undoes it)
             raise
         if new is None:
             return BLOCK_TEXT
@@ -316,7 +317,11 @@ class Sessions:
         self._settle()
         from .deletion import remove
 
-        found = remove(self.dir, log)
+        try:
+            found = remove(self.dir, log)
+        except BaseException:
+            self._settled = False  # (its journal: the next use finishes the deletion)
+            raise
         self._serial += 1
         for d in self._deletions:
             if d[0] == log:
@@ -337,7 +342,8 @@ class Sessions:
         return 0
 
     def _settle(self):
-        # Finish a deletion a power cut interrupted (once per Sessions: cuts mean a reboot).
+        # Finish a deletion or an archive compaction a power cut interrupted (once per
+        # Sessions, as cuts mean a reboot, and again after one failed here).
         if self._settled:
             return
         self._settled = True

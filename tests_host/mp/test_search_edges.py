@@ -534,3 +534,80 @@ def test_the_files_found_again_are_the_ones_kept():
     for sid in sids:
         ok(fsutil.exists(s.path(sid) + ".tix"), "no index taken for stale")
     dev.unmount()
+
+
+def _all_pages(s):
+    got = []
+    before = 0
+    while True:
+        p = s.page(SID, before, 50)
+        got = [m["text"] for m in p["messages"]] + got
+        if not p["has_more"]:
+            return got
+        before = p["next_before"]
+
+
+def test_an_archive_compaction_failing_after_its_commit_is_finished_by_the_next_use():
+    # A rename of the compaction's finish fails (EIO) after the journal says "commit": the
+    # persist that compacted succeeds (its turn is on flash); the next use of the same
+    # Sessions finishes the compaction, so no turn is both archived and in the log.
+    for target in (".log.idx", ".log"):
+        dev, s = _fresh(blocks=512, size_limit=6000)
+
+        class Failing:
+            fail = target
+
+            def __getattr__(self, name):
+                return getattr(os, name)
+
+            def rename(self, a, b):
+                if Failing.fail is not None and b.endswith(Failing.fail) and ".arc" not in b:
+                    Failing.fail = None
+                    raise OSError(5, "EIO")
+                return os.rename(a, b)
+
+        arc.os = Failing()
+        try:
+            n = 0
+            while Failing.fail is not None and n < 80:
+                eq(_turn(s, SID, n, pad="p" * 40), None, "turn %d logged" % n)
+                n += 1
+            ok(Failing.fail is None, target + ": the failure happened")
+        finally:
+            arc.os = os
+        for k in range(n, n + 3):
+            _turn(s, SID, k, pad="p" * 40)
+        for what, sessions in (("the same Sessions", s), ("a fresh one", Sessions(D))):
+            got = _all_pages(sessions)
+            eq(len(got), len(set(got)), "%s, %s: no message twice" % (target, what))
+            eq(len([t for t in got if t.startswith("turn ")]), n + 3, "%s, %s: every turn" % (target, what))
+        dev.unmount()
+
+
+def test_a_deletion_failing_midway_is_finished_by_the_next_use():
+    # A removal fails (EIO) halfway through /session delete of an archived session: the next
+    # use of the same Sessions finishes it, so no part of the session is left to read.
+    dev, s = _archive_run()
+    name = file_name(SID)
+    real = fsutil.remove
+    calls = [0]
+
+    def failing(path):
+        calls[0] += 1
+        if calls[0] == 4:
+            raise OSError(5, "EIO")
+        return real(path)
+
+    fsutil.remove = failing
+    try:
+        try:
+            s.delete(SID)
+            ok(False, "the failure surfaced")
+        except OSError:
+            pass
+    finally:
+        fsutil.remove = real
+    eq(s.page(SID, 0, 5)["total"], 0, "nothing of it to page")
+    eq(s.search("turn", 5), [], "nor to find")
+    eq([n for n in os.listdir(D) if n.startswith(name[:-4]) or n == ".deleting"], [], "none of its files left")
+    dev.unmount()
