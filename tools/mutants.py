@@ -168,8 +168,8 @@ MUTANTS = [
     ("session/write", "        data = fmt_.pending_head(max(st.log_size, 0)) + data",
      "        data = fmt_.pending_head(max(st.end, 0)) + data",
      "pending header records the end of the last whole record, not the log size"),
-    ("session/write", "    fsutil.append(log, write)\n    st.log_size = st.end\n",
-     "    fsutil.append(log, write)\n",
+    ("session/write", "    st.log_size = st.end\n    st.torn = 0\n    st.lag += ents\n",
+     "    st.torn = 0\n    st.lag += ents\n",
      "the cached log size is not updated after a completed turn"),
     ("session/write", "    st.count += len(st.lag) // fmt_.ENT\n", "",
      "flush_index does not count the entries it wrote"),
@@ -637,11 +637,7 @@ MUTANTS = [
      "        except ImportError as e:  # noqa: BLE001 -- the turn is on flash: success all the same",
      "a failed housekeeping step after the append makes persist fail"),
     ("session/sessions", "            self._forget(log)  # the next use reopens and settles (pending, index, compaction)\n", "",
-     "after a failed housekeeping step the stale cached state is used again",
-     "equivalent: _open compares a cached state with the log's, .idx's and .pending's sizes "
-     "before every use and drops it when one differs; _compact drops it itself when it fails; "
-     "flush_index either appends (the .idx's size changes) or leaves file and state as they "
-     "were; flush_text catches its own errors"),
+     "after a failed housekeeping step the stale cached state is used again"),
     ("session/listing", "    return count if off + ln == size else -1", "    return count",
      "list() trusts an index that ends before the log (records after it not counted)"),
 

@@ -174,11 +174,12 @@ class Sessions:
             if not turn_completed:
                 write.append_pending(log, st, lines, fmt, self._fat)
                 return None
-            write.append_turn(log, st, lines, fmt)
+            ents = write.append_turn(log, st, lines, fmt)
         except BaseException:
             self._forget(log)
             raise
-        try:
+        try:  # the turn is on flash: what fails from here is not reported as a failure
+            write.logged(st, ents)
             if write.after_turn(log, st, self.index_every):
                 self._flush_text(log, st, False)
             if st.log_size > self.size_limit:

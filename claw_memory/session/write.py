@@ -136,7 +136,7 @@ def append_pending(log, st, lines, fmt, in_place):
 
 def append_turn(log, st, lines, fmt):
     """One append moves the pending records and this batch into the log: when it returns,
-    the turn is on flash. Its index entries wait in `st.lag` (after_turn)."""
+    the turn is on flash. Returns its index entries, for logged()."""
     ents = bytearray()
     # The pending records are read between the writes: buffered, so that FAT (one sector
     # buffer shared by all open files) writes the log's last sector once, not once a record.
@@ -163,6 +163,12 @@ def append_turn(log, st, lines, fmt):
         st.end = pos
 
     fsutil.append(log, write)
+    return ents
+
+
+def logged(st, ents):
+    """The state after append_turn (apart from it: a MemoryError here is no failed append).
+    The index entries `ents` wait in `st.lag` (after_turn)."""
     st.log_size = st.end
     st.torn = 0
     st.lag += ents

@@ -558,6 +558,32 @@ def test_a_session_deleted_and_started_again_survives_the_next_open():
     dev.unmount()
 
 
+def test_a_memory_error_after_a_turn_is_appended_is_no_failure():
+    # The turn is on flash once its append returns: a MemoryError updating RAM after it (here
+    # where the state takes the turn's index entries, halfway) does not make persist raise (a
+    # caller would send the turn again), and the history has the turn once.
+    from claw_memory.session import write
+
+    dev, s = _fresh()
+    s.persist("a", [(1, None, "q1"), (2, None, "a1")], turn_completed=True)
+    real = write.logged
+
+    def failing(st, ents):
+        st.log_size = st.end
+        st.torn = 0
+        raise MemoryError("injected")
+
+    write.logged = failing
+    try:
+        eq(s.persist("a", [(1, None, "q2"), (2, None, "a2")], turn_completed=True), None, "no failure")
+    finally:
+        write.logged = real
+    eq([m["content"] for m in s.messages("a")], ["q1", "a1", "q2", "a2"], "the same Sessions")
+    s.close()
+    eq([m["content"] for m in Sessions(D).messages("a")], ["q1", "a1", "q2", "a2"], "after a reopen")
+    dev.unmount()
+
+
 def test_lost_index_rewrite_is_adopted_from_tmp():
     # FAT's remove-then-rename inside an index rewrite: the index is gone, its .tmp whole.
     dev, s = _fresh()
