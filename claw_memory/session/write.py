@@ -233,10 +233,11 @@ def flush_index(log, st):
         st.lag_turns = 0
         return
     data = st.lag if st.idx_size >= 0 else fmt_.HEADER + st.lag
+    empty = bytearray()  # (made before the append: after it, nothing may fail to allocate)
     fsutil.append(log + fmt_.IDX, data)
     st.idx_size = max(st.idx_size, 0) + len(data)
     st.count += len(st.lag) // fmt_.ENT
-    st.lag = bytearray()
+    st.lag = empty
     st.lag_turns = 0
 
 
