@@ -150,7 +150,12 @@ class Extraction:
     async def _worker(self):
         while True:
             while self._queue:
-                await self._run(self._queue.pop(0))
+                try:
+                    await self._run(self._queue.pop(0))
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 -- one job's failure (its event is set)
+                    self.stats["errors"] += 1  # is its own: the worker goes on with the next
             self._wake.clear()
             await self._wake.wait()
 
@@ -170,12 +175,13 @@ class Extraction:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 -- counted and logged, never stored
-            job.error = str(e)
             self.stats["errors"] += 1
+            job.error = str(e)
             self._note("extraction for request %s failed: %s" % (job.request_id, exc_text(e)))
-        job.done = True
-        job.done_at = ticks_ms()
-        job.event.set()
+        finally:  # (also when the note fails: the request waiting for it goes on)
+            job.done = True
+            job.done_at = ticks_ms()
+            job.event.set()
 
     async def take(self, request, wait_s):
         """The request's finished job (detached), or None: no job, an error, or not finished

@@ -152,6 +152,27 @@ async def test_llm_error_is_counted_and_a_full_queue_skips_extraction():
     dev.unmount()
 
 
+async def test_a_failure_reporting_a_failed_extraction_does_not_stop_the_next_ones():
+    # The first extraction fails and so does its log line (a full flash, a MemoryError): that
+    # job is over, and the requests after it get their extraction as before.
+    x = ScriptedLLM([LLMError("HTTP 500", "http", 500),
+                     _answer("none", ("User lives in Lisbon", ["city"], []))])
+    fail = [1]
+
+    def log(msg):
+        if fail[0]:
+            fail[0] -= 1
+            raise OSError(28, "ENOSPC")
+
+    dev, mem = _open(x, log=log, stage_note_wait=5)
+    r, note = await _request(mem, "hi")
+    eq(note, None, "the failed one: no note")
+    r, note = await _request(mem, "I moved to Lisbon")
+    eq([it["content"] for it in mem.store.list()], ["User lives in Lisbon"], "the next one stored")
+    eq(mem.extraction.stats["timeouts"], 0, "nothing waited in vain")
+    dev.unmount()
+
+
 class SlowLLM:
     backend = "openai"
 
