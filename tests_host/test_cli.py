@@ -496,3 +496,16 @@ def test_context_and_inspect_follow_the_chat_map(tmp_path, capsys):
     rc, out, _ = _run(capsys, "inspect", str(root), "--json")
     ids = [s["id"] for s in json.loads(out)["sessions"]]
     assert ids == [SID, "chat:web:local:project-a"], ids
+
+
+def test_demo_keep_refuses_a_root_that_holds_more_than_a_data_root(tmp_path, capsys):
+    # DIR/root is what --keep replaces: beside sessions/ and memory/, the user's own files
+    # make it no kept demo, and nothing is removed.
+    root = tmp_path / "demo" / "root"
+    (root / "sessions").mkdir(parents=True)
+    (root / "memory").mkdir()
+    (root / "thesis.md").write_text("mine")
+    rc = main.main(["demo", "--keep", str(tmp_path / "demo")])
+    assert rc != 0
+    assert "holds more than a data root (thesis.md): nothing removed" in capsys.readouterr().err
+    assert (root / "thesis.md").read_text() == "mine" and (root / "sessions").is_dir()
