@@ -73,9 +73,11 @@ def export(root, out_path, progress=True):
             _export_lines(copy, counts, progress, put)
             (buf or sys.stdout).flush()
             return counts
-        tmp_out = out_path + ".tmp"
+        # A fresh temp file (O_EXCL: never a file or a link already there) beside the bundle
+        fd, tmp_out = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".",
+                                       suffix=".tmp", dir=os.path.dirname(out_path) or ".")
         try:
-            with open(tmp_out, "w", encoding="utf-8") as f:
+            with open(fd, "w", encoding="utf-8") as f:
                 _export_lines(copy, counts, progress, f.write)
             os.replace(tmp_out, out_path)
         except BaseException:

@@ -509,3 +509,22 @@ def test_demo_keep_refuses_a_root_that_holds_more_than_a_data_root(tmp_path, cap
     assert rc != 0
     assert "holds more than a data root (thesis.md): nothing removed" in capsys.readouterr().err
     assert (root / "thesis.md").read_text() == "mine" and (root / "sessions").is_dir()
+
+
+def test_export_never_writes_over_a_file_or_a_link_beside_the_bundle(tmp_path, capsys):
+    # The bundle is written to a fresh temp file first: a user's `OUT.tmp`, or a link of that
+    # name pointing elsewhere, is left as it was.
+    root = tmp_path / "root"
+    _build(root)
+    mine = tmp_path / "b.jsonl.tmp"
+    mine.write_text("mine")
+    target = tmp_path / "target.txt"
+    target.write_text("elsewhere")
+    os.symlink(target, tmp_path / "c.jsonl.tmp")
+    for out in ("b.jsonl", "c.jsonl"):
+        rc, _, _ = _run(capsys, "export", str(root), "-o", str(tmp_path / out))
+        assert rc == 0
+        assert (tmp_path / out).read_text().startswith('{"type":"header"')
+    assert mine.read_text() == "mine" and target.read_text() == "elsewhere"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jsonl", "b.jsonl.tmp", "c.jsonl", "c.jsonl.tmp",
+                                                          "root", "target.txt"]
