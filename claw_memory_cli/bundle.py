@@ -280,6 +280,39 @@ def read(path):
     return parts
 
 
+def _swap(target, staging):
+    """Replace the data root's sessions/ and memory/ by the staging folder's, all or nothing:
+    the old ones go aside first, and a failure puts them back. Only those two folders are
+    replaced, as on a board: anything else in `target` stays."""
+    names = ("sessions", "memory")
+    for name in names:
+        if os.path.exists(os.path.join(target, name + ".replaced")):
+            raise CliError("%s.replaced is left by an interrupted import (it may hold the old data): "
+                           "move it away first" % os.path.join(target, name))
+    aside = []
+    try:
+        for name in names:
+            dst = os.path.join(target, name)
+            if os.path.exists(dst):
+                os.rename(dst, dst + ".replaced")
+                aside.append(name)
+        moved = []
+        try:
+            for name in names:
+                os.rename(os.path.join(staging, name), os.path.join(target, name))
+                moved.append(name)
+        except BaseException:
+            for name in moved:
+                os.rename(os.path.join(target, name), os.path.join(staging, name))
+            raise
+    except BaseException:
+        for name in aside:
+            os.rename(os.path.join(target, name + ".replaced"), os.path.join(target, name))
+        raise
+    for name in aside:
+        shutil.rmtree(os.path.join(target, name + ".replaced"), ignore_errors=True)
+
+
 def import_(path, target, replace=False, progress=True):
     """Validate the bundle, build a data root from it beside `target`, move it into place."""
     parts = read(path)
@@ -318,15 +351,7 @@ def import_(path, target, replace=False, progress=True):
             bar.done()
         mem.close()
         if swap:
-            # Only the data root's two folders are replaced, as on a board: anything else
-            # in the folder (beside sessions/ and memory/) stays.
-            for name in ("sessions", "memory"):
-                dst = os.path.join(target, name)
-                shutil.rmtree(dst + ".replaced", ignore_errors=True)
-                if os.path.exists(dst):
-                    os.rename(dst, dst + ".replaced")
-                os.rename(os.path.join(staging, name), dst)
-                shutil.rmtree(dst + ".replaced", ignore_errors=True)
+            _swap(target, staging)
             os.rmdir(staging)
         else:
             if os.path.exists(target):

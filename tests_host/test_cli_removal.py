@@ -131,3 +131,34 @@ def test_import_into_a_file_or_a_folder_with_files_without_replace(tmp_path, cap
     empty.mkdir()
     assert main.main(["import", bundle, str(empty)]) == 0
     assert sorted(os.listdir(empty)) == ["memory", "sessions"]
+
+
+def test_import_replace_that_fails_midway_leaves_the_old_data_root(tmp_path, capsys, monkeypatch):
+    # A rename of the swap fails (EIO) at each of its four steps: the command fails, and the
+    # data root is the old one, whole, with nothing left aside; then the import goes through.
+    bundle = _bundle(tmp_path, capsys)
+    target = tmp_path / "root"
+    mem = claw_memory.open(str(target), extract=False)
+    mem.store.store("The old root's own fact", "old")
+    mem.close()
+    before = _tree(target)
+    real = os.rename
+    for n in range(1, 5):
+        calls = [0]
+
+        def failing(a, b, n=n, calls=calls):
+            if os.path.basename(str(b)) in ("sessions", "memory", "sessions.replaced", "memory.replaced"):
+                calls[0] += 1
+                if calls[0] == n:
+                    raise OSError(5, "EIO")
+            return real(a, b)
+
+        monkeypatch.setattr(os, "rename", failing)
+        rc = main.main(["import", bundle, str(target), "--replace"])
+        monkeypatch.setattr(os, "rename", real)
+        capsys.readouterr()
+        assert rc != 0, n
+        assert _tree(target) == before, "rename %d failed: the old data root, whole" % n
+    assert main.main(["import", bundle, str(target), "--replace"]) == 0
+    assert sorted(os.listdir(target)) == ["memory", "sessions"]
+    assert [i["content"] for i in claw_memory.open(str(target)).store.list()] == ["User likes tea"]
