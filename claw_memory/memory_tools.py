@@ -240,11 +240,15 @@ class MemoryTools:
         if self._hidden(request):
             return False, err("incognito_session", message=INCOGNITO)
         try:
+            if self.extraction is not None:
+                # before the forget: an answer under way must not store it again, and nothing
+                # that could fail comes between the forget and the reply
+                old = self.store.get(mid)
+                if old is not None:
+                    self.extraction.forgotten(old)
             it, changed = self.store.forget(mid, self._by(request))
         except Exception as e:  # noqa: BLE001
             return failed("memory_forget", e, self._log)
-        if self.extraction is not None:
-            self.extraction.forgotten(it)
         return self._done("memory_forget", it, changed, request)
 
     async def memory_undo(self, raw=None, request=None):

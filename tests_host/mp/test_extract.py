@@ -227,6 +227,42 @@ async def test_a_fact_forgotten_meanwhile_is_not_stored_again():
     dev.unmount()
 
 
+async def test_a_forget_failing_anywhere_says_what_happened_and_nothing_comes_back():
+    # A MemoryError at each call of item.norm during memory_forget (the forgotten mark, the
+    # store's own): the tool's answer matches the store, and a forgotten fact is not stored
+    # again by an answer under way.
+    from claw_memory import item
+
+    real = item.norm
+    for fail_at in range(1, 6):
+        x = ScriptedLLM([_answer("none", ("User likes kites", ["hobby"], []))])
+        dev, mem = _open(x)
+        it, _ = mem.store.store("User likes kites", "hobby")
+        r = Request("I like kites", SID, "web", "local")
+        mem.hooks().on_request_start(r)
+        tools = {t.name: t for t in mem.tools()}
+        calls = [0]
+
+        def norm(text, calls=calls, fail_at=fail_at):
+            calls[0] += 1
+            if calls[0] == fail_at:
+                raise MemoryError("injected")
+            return real(text)
+
+        item.norm = norm
+        try:
+            done, _ = await tools["memory_forget"].handler(json.dumps({"memory_id": it["id"]}),
+                                                           Request("forget kites", "other"))
+        finally:
+            item.norm = real
+        gone = mem.store.get(it["id"]) is None
+        eq(done, gone, "failing at call %d: the tool says what happened" % fail_at)
+        await mem.hooks().stage_note(r)
+        if gone:
+            eq(list(mem.store.list()), [], "failing at call %d: not stored again" % fail_at)
+        dev.unmount()
+
+
 async def test_a_storage_error_while_applying_keeps_the_answer():
     x = ScriptedLLM([_answer("none", ("User likes figs", ["fruit"], []))])
     dev, mem = _open(x)
