@@ -115,6 +115,10 @@ def cmd_wipe(args):
         md = "memory/" + MEMORY_MD
         lite = any(p == md for p, _ in chosen) and (
             b.exec(_MODE % root).strip() if b is not None else Layout(where).mode()) == "lite"
+        # The mode shows in the files (a FULL root has its records file), so that a wipe that
+        # fails midway leaves the root in its mode: a FULL root's MEMORY.md (derived) goes
+        # first, a LITE root's (the document itself) last.
+        chosen.sort(key=lambda pn: (pn[0] == md) == lite)
         if b is not None:
             base = root.rstrip("/")
             b.remove([base + "/" + p for p, _ in chosen], [base + "/" + d for d in sub])

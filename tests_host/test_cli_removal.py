@@ -162,3 +162,40 @@ def test_import_replace_that_fails_midway_leaves_the_old_data_root(tmp_path, cap
     assert main.main(["import", bundle, str(target), "--replace"]) == 0
     assert sorted(os.listdir(target)) == ["memory", "sessions"]
     assert [i["content"] for i in claw_memory.open(str(target)).store.list()] == ["User likes tea"]
+
+
+@pytest.mark.parametrize("order", ["listed", "reversed"])
+def test_a_wipe_that_fails_midway_leaves_the_root_in_its_mode(tmp_path, capsys, monkeypatch, order):
+    # The long-term layer of a FULL root: whichever removal fails, what is left still reads as
+    # FULL (a FULL root's MEMORY.md, derived, goes first), whatever order the folder lists its
+    # files in; then the wipe goes through.
+    from claw_memory.paths import Layout
+
+    if order == "reversed":
+        listing = guard.listing
+        monkeypatch.setattr(guard, "listing", lambda root: (listing(root)[0], listing(root)[1][::-1]))
+    real = os.remove
+    n = 0
+    while True:
+        n += 1
+        root = tmp_path / ("root%d" % n)
+        _data_root(root)
+        calls = [0]
+
+        def failing(p, n=n, calls=calls):
+            if "%smemory%s" % (os.sep, os.sep) in str(p):
+                calls[0] += 1
+                if calls[0] == n:
+                    raise OSError(5, "EIO")
+            return real(p)
+
+        monkeypatch.setattr(os, "remove", failing)
+        rc = main.main(["wipe", str(root), "--layer", "long-term", "--yes"])
+        monkeypatch.setattr(os, "remove", real)
+        capsys.readouterr()
+        if rc == 0:
+            break
+        assert Layout(str(root)).mode() == "full", "removal %d failed" % n
+        assert main.main(["wipe", str(root), "--layer", "long-term", "--yes"]) == 0
+        assert Layout(str(root)).mode() == "full", "wiped again after removal %d failed" % n
+    assert n > 2, "several removals were tried"
