@@ -237,6 +237,8 @@ def read(path):
                 itm.check(obj, ("type",))
             except ValueError as e:
                 _bad(n, "item: %s" % e)
+            if any(it["id"] == obj["id"] for it in parts["items"]):
+                _bad(n, "item %s appears twice" % obj["id"])
             parts["items"].append(obj)
         elif kind == "chat_map":
             aliases = obj.get("sessions")
@@ -244,6 +246,10 @@ def read(path):
                     or not all(chats_mod.valid_alias(a) for a in aliases)
                     or obj.get("current_alias") not in aliases or len(aliases) > chats_mod.MAX_SESSIONS):
                 _bad(n, "chat_map is not valid")
+            if len(set(aliases)) != len(aliases):
+                _bad(n, "chat_map names a session twice")
+            if any(m["chat_key"] == obj["chat_key"] for m in parts["chat_maps"]):
+                _bad(n, "chat_map for %s appears twice" % obj["chat_key"])
             parts["chat_maps"].append(obj)
         elif kind == "session":
             fname = obj.get("file")

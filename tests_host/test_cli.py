@@ -218,6 +218,18 @@ def test_export_import_round_trip(tmp_path, capsys):
     assert rc == 0
 
 
+def _twice(t, mark):
+    # the bundle with its first line holding `mark` written twice (and counted: a bundle
+    # another program wrote that way)
+    lines = t.splitlines()
+    i = next(k for k, line in enumerate(lines) if mark in line)
+    lines = lines[: i + 1] + lines[i:]
+    end = json.loads(lines[-1])
+    end["lines"] += 1
+    lines[-1] = json.dumps(end)
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.parametrize("damage,message", [
     (lambda t: "this is not json\n" + t, "line 1: not JSON"),
     (lambda t: '{"type":"header","format":"other"}\n' + t, "not a claw-memory bundle"),
@@ -230,6 +242,10 @@ def test_export_import_round_trip(tmp_path, capsys):
     (lambda t: t.replace('"kind":1,', '"kind":1.0,', 1), "kind 1..4"),
     (lambda t: t.replace('"type":"record","file":"', '"type":"record","file":["', 1).replace('.log","kind"', '.log"],"kind"', 1),
      "record before its session line"),
+    (lambda t: t.replace('"sessions":["default_01"]', '"sessions":["default_01","default_01"]', 1),
+     "chat_map names a session twice"),
+    (lambda t: _twice(t, '"type":"chat_map"'), "chat_map for chat:web:local appears twice"),
+    (lambda t: _twice(t, '"type":"item"'), "appears twice"),
 ])
 def test_import_refuses_garbage_and_writes_nothing(tmp_path, capsys, damage, message):
     root = tmp_path / "root"
