@@ -45,6 +45,15 @@ class Agent:
     def _note(self, msg):
         note(self._log, msg)
 
+    def _publish(self, text):
+        # A side message to the user: its channel failing is noted, never the request's failure
+        # (the answer is made, and saved, by then).
+        if self.publish:
+            try:
+                self.publish(text)
+            except Exception as e:  # noqa: BLE001
+                self._note("publish failed: %s" % exc_text(e))
+
     def inject(self, text):
         """Queue a message that arrived while a request runs; False when 4 are waiting."""
         if len(self._inbox) >= self._inbox_max:
@@ -148,11 +157,11 @@ class Agent:
                     runtime += results
                     continue
                 note = await hooks.stage_note(request) if hooks.stage_note is not None else None
-                if note and self.publish:
-                    self.publish(STAGE_PREFIX % (n, note))
+                if note:
+                    self._publish(STAGE_PREFIX % (n, note))
                 saved, warning = self._persist(request, [(FINAL, reply.raw, reply.text)], True)
-                if warning and self.publish:
-                    self.publish(warning)
+                if warning:
+                    self._publish(warning)
                 return reply.text
             raise AgentError("no final answer after %d LLM calls" % self.max_iterations)
         except Exception as e:  # noqa: BLE001 -- the failure is recorded and answered

@@ -311,3 +311,27 @@ async def test_an_offline_llm_from_core_builders_needs_no_llm_package():
     loaded = [m for m in sys.modules if m.startswith("claw_memory.llm") or m.startswith("aiohttp")]
     eq(loaded, [], "nothing of the aiohttp piece was imported")
     dev.unmount()
+
+
+async def test_a_publish_that_fails_does_not_undo_the_answer():
+    # The stage note's channel fails (a closed socket): the answer is still the answer, saved
+    # once in the history, and the failure is noted.
+    dev = mount("lfs2", "/flash", blocks=256)
+    notes = []
+    llm = ScriptedLLM([
+        call("memory_store", {"content": "User likes jasmine tea", "tags": "drink", "keywords": "tea"}),
+        say("Noted: jasmine tea."),
+    ])
+    mem = claw_memory.open("/flash", llm=None)
+
+    def publish(text):
+        raise OSError(104, "ECONNRESET")
+
+    agent = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.",
+                  publish=publish, log=notes.append)
+    out = await agent.run(_req("Please remember that I like jasmine tea"))
+    eq(out, "Noted: jasmine tea.", "the answer")
+    eq([m["content"] for m in mem.sessions.messages(SID) if m["role"] == "assistant" and m.get("content")],
+       ["Noted: jasmine tea."], "saved once, no failure note")
+    ok(any("publish failed" in n for n in notes), "the failure noted")
+    dev.unmount()
