@@ -975,7 +975,7 @@ MUTANTS = [
     ("memory_tools", "            it, changed = self.store.update(mid, _text(a.get(\"content\")) or None, _text(a.get(\"tags\")) or None,\n                                            _text(a.get(\"keywords\")) or None,",
      "            it, changed = self.store.update(mid, _text(a.get(\"content\")) or None, _text(a.get(\"keywords\")) or None,\n                                            _text(a.get(\"tags\")) or None,",
      "memory_update swaps tags and keywords"),
-    ("memory_tools", "        if self.extraction is not None:\n            self.extraction.forgotten(it)\n", "",
+    ("memory_tools", "                if old is not None:\n                    self.extraction.forgotten(old)\n", "",
      "memory_forget does not tell extraction"),
     ("memory_tools", "            items = self.store.recall(wanted, limit if limit > 0 else 8, query, not self._hidden(request))",
      "            items = self.store.recall(wanted, limit if limit >= 0 else 8, query, not self._hidden(request))",
