@@ -48,12 +48,17 @@ INCOGNITO = ("Started an incognito session: %s. Nothing of it is written to flas
 _INCOGNITO_NAME = const("incognito")  # the alias of `/session new --incognito` without one
 
 
+def _raw(path):
+    """A chat map's bytes: None when it is missing, b"" when over the size bound (damaged)."""
+    try:
+        return fsutil.read_bounded(path, _MAP_MAX)
+    except ValueError:
+        return b""
+
+
 def _read(path):
     """A chat map's JSON value; None when it is missing, not JSON or over the size bound."""
-    try:
-        raw = fsutil.read_bounded(path, _MAP_MAX)
-    except ValueError:  # over the bound: damaged
-        return None
+    raw = _raw(path)
     return None if raw is None else text.json_value(raw)  # a BOM read as cJSON does
 
 
@@ -146,10 +151,7 @@ class Chats:
         p = self._path(key)
         fsutil.recover([p], valid=lambda t: True)
         self._finish_delete(key)
-        try:
-            raw = fsutil.read_bounded(p, _MAP_MAX)
-        except ValueError:  # over the bound: damaged
-            raw = b""
+        raw = _raw(p)  # (no stat first: the open tells a missing map)
         if raw is None:
             return None
         obj = text.json_value(raw)
@@ -365,10 +367,7 @@ class Chats:
             except ValueError:  # an id no session can have: no files to remove
                 pass
             p = self._path(key)
-            try:
-                obj = text.json_value(fsutil.read_bounded(p, _MAP_MAX))
-            except ValueError:  # over the bound: state() resets it
-                obj = None
+            obj = _read(p)  # (over the bound: state() resets it)
             if isinstance(obj, dict) and isinstance(obj.get("sessions"), list) and alias in obj["sessions"]:
                 aliases = [a for a in obj["sessions"] if a != alias and valid_alias(a)] or ["default_01"]
                 current = obj.get("current_alias")

@@ -151,3 +151,20 @@ def test_a_deletion_cut_while_its_journal_is_written_deletes_no_other_session():
             eq([m["content"] for m in mem.sessions.messages(sid)], ["talk in " + sid], "cut %d: %s kept" % (n, sid))
     ok(empty > 0, "some cut left an empty journal")
     dev.unmount()
+
+
+def test_a_deletion_journal_whose_chat_map_is_gone_is_finished():
+    # The journal of a /session delete, and no chat map any more (another program removed it):
+    # the session goes, the journal too, and the chat reads as one without a map.
+    dev = mount("lfs2", "/flash", blocks=128)
+    mem = claw_memory.open("/flash")
+    mem.chats.session_id("web", "u6")
+    mem.sessions.persist("chat:web:u6:work", [(1, None, "talk")], turn_completed=True)
+    path = mem.chats._path("chat:web:u6")
+    with open(path + ".deleting", "wb") as f:
+        f.write(b"work")
+    os.remove(path)
+    eq(mem.chats.aliases("web", "u6"), None, "no map")
+    ok(not mem.sessions.messages("chat:web:u6:work"), "the session deleted")
+    eq(sorted(n for n in os.listdir("/flash/sessions/chat_map")), [], "no journal left")
+    dev.unmount()
