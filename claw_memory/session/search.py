@@ -6,11 +6,11 @@
 # and mean record length), its lengths and bucket directory, and the buckets of the query's
 # terms (each term's document frequency); the postings it finds, each followed by the lengths
 # of the records it names (not the whole block's: a term is in few of them), are kept in one
-# byte pool (up to _POOL bytes; beyond that, where they are, to be read again). The second pass scores those records from the pool, keeping the best
-# 2 x limit + 3 candidates; then their records are read, file by file, and checked: a record
-# that holds none of the query's terms (two terms sharing a bucket and key in a block) is left
-# out; a position that holds no such record means the index is stale: it is written again
-# and the query runs again. Records after the text index of a log being written (its last
+# byte pool (up to _POOL bytes; beyond that, where they are, to be read again). The second
+# pass scores those records from the pool, keeping the best 2 x limit + 3 candidates; then
+# their records are read, file by file, and checked: a record that holds none of the query's
+# terms (two terms sharing a bucket and key in a block) is left out; a position that holds no
+# such record means the index is stale: it is written again and the query runs again. Records after the text index of a log being written (its last
 # few turns, fewer than write.TAIL bytes) are read and scored directly; any other file's are
 # indexed first. The pending turn is not searched.
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
