@@ -10,9 +10,10 @@
 # pass scores those records from the pool, keeping the best 2 x limit + 3 candidates; then
 # their records are read, file by file, and checked: a record that holds none of the query's
 # terms (two terms sharing a bucket and key in a block) is left out; a position that holds no
-# such record means the index is stale: it is written again and the query runs again. Records after the text index of a log being written (its last
-# few turns, fewer than write.TAIL bytes) are read and scored directly; any other file's are
-# indexed first. The pending turn is not searched.
+# such record means the index is stale: it is written again and the query runs again.
+# Records after the text index of a log being written (its last few turns, fewer than
+# write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
+# pending turn is not searched.
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
