@@ -228,6 +228,6 @@ def pytest_collection_modifyitems(config, items):
     # Slow first spreads the suite over xdist's workers; a run that stops at its first failure
     # (tools/mutate.py sets CLAW_FAST_FIRST) wants the quick tests first instead.
     if os.environ.get("CLAW_FAST_FIRST"):
-        items.sort(key=lambda item: (-_cost(item)[0], -_cost(item)[1]))
+        items.sort(key=lambda item: tuple(-x for x in _cost(item)))
     else:
         items.sort(key=_cost)  # stable: same order on every xdist worker

@@ -28,13 +28,18 @@ def _req(text, sid=SID):
     return Request(text, sid, channel="web", chat_id="local")
 
 
-async def test_conversation_with_tools_survives_a_reboot():
-    dev = mount("lfs2", "/flash", blocks=256)
-    published = []
-    llm = ScriptedLLM([
+def _tea_llm():
+    # a tool round that stores a fact, then the answer
+    return ScriptedLLM([
         call("memory_store", {"content": "User likes jasmine tea", "tags": "drink", "keywords": "tea"}),
         say("Noted: jasmine tea."),
     ])
+
+
+async def test_conversation_with_tools_survives_a_reboot():
+    dev = mount("lfs2", "/flash", blocks=256)
+    published = []
+    llm = _tea_llm()
     mem = claw_memory.open("/flash", llm=None)
     out = await _agent(mem, llm, published).run(_req("Please remember that I like jasmine tea"))
     eq(out, "Noted: jasmine tea.", "final answer")
@@ -318,16 +323,12 @@ async def test_a_publish_that_fails_does_not_undo_the_answer():
     # once in the history, and the failure is noted.
     dev = mount("lfs2", "/flash", blocks=256)
     notes = []
-    llm = ScriptedLLM([
-        call("memory_store", {"content": "User likes jasmine tea", "tags": "drink", "keywords": "tea"}),
-        say("Noted: jasmine tea."),
-    ])
     mem = claw_memory.open("/flash", llm=None)
 
     def publish(text):
         raise OSError(104, "ECONNRESET")
 
-    agent = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.",
+    agent = Agent(_tea_llm(), mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.",
                   publish=publish, log=notes.append)
     out = await agent.run(_req("Please remember that I like jasmine tea"))
     eq(out, "Noted: jasmine tea.", "the answer")

@@ -214,13 +214,18 @@ async def test_unclaimed_answers_are_swept():
     dev.unmount()
 
 
-async def test_a_fact_forgotten_meanwhile_is_not_stored_again():
+def _kites_under_way():
+    # "User likes kites" stored, and a request whose extraction will answer it again
     x = ScriptedLLM([_answer("none", ("User likes kites", ["hobby"], []))])
     dev, mem = _open(x)
     it, _ = mem.store.store("User likes kites", "hobby")
     r = Request("I like kites", SID, "web", "local")
     mem.hooks().on_request_start(r)
-    tools = {t.name: t for t in mem.tools()}
+    return dev, mem, it, r, {t.name: t for t in mem.tools()}
+
+
+async def test_a_fact_forgotten_meanwhile_is_not_stored_again():
+    dev, mem, it, r, tools = _kites_under_way()
     await tools["memory_forget"].handler(json.dumps({"memory_id": it["id"]}), Request("forget kites", "other"))
     note = await mem.hooks().stage_note(r)
     eq((note, list(mem.store.list())), (None, []), "not resurrected")
@@ -235,12 +240,7 @@ async def test_a_forget_failing_anywhere_says_what_happened_and_nothing_comes_ba
 
     real = item.norm
     for fail_at in range(1, 6):
-        x = ScriptedLLM([_answer("none", ("User likes kites", ["hobby"], []))])
-        dev, mem = _open(x)
-        it, _ = mem.store.store("User likes kites", "hobby")
-        r = Request("I like kites", SID, "web", "local")
-        mem.hooks().on_request_start(r)
-        tools = {t.name: t for t in mem.tools()}
+        dev, mem, it, r, tools = _kites_under_way()
         calls = [0]
 
         def norm(text, calls=calls, fail_at=fail_at):
