@@ -275,3 +275,24 @@ def test_report_section_verdicts():
     assert "compaction removed them): 2 (user 0, final answers 0, tool calls 1, tool results 1), 0 of them" in text
     ok, text = section(None, 0.5, ours=False)
     assert not ok and "not measured" in text
+
+
+def test_cost_section_verdicts_name_the_index_share_of_each_layout():
+    from benchmark.search_report import cost_tables
+
+    def layout(index):
+        scope = {"n": 10, "median_us": 5000, "p90_us": 6000, "max_us": 7000, "read_median": 40 * 1024,
+                 "read_max": 50 * 1024, "hits": 50}
+        return {"history": 1000000, "index": index, "turns": 100, "above": 8 * 1024,
+                "scopes": {"chat": dict(scope), "root": dict(scope)}, "native_median_us": {"chat": 4000}}
+
+    def section(board, chats):
+        out = []
+        ok = cost_tables({"cost64": {"board": layout(board), "chats": layout(chats)},
+                          "cost32": {"board": layout(board), "chats": layout(chats)}}, out.append)
+        return ok, "\n".join(out)
+
+    ok, text = section(150000, 120000)
+    assert ok and "| board 15.0%, chats 12.0% | PASS |" in text
+    ok, text = section(120000, 204000)
+    assert not ok and "| board 12.0%, chats 20.4% | FAIL |" in text

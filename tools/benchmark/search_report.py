@@ -95,6 +95,10 @@ def cost_tables(r, out):
         ("heap of a query <= 16 KiB above idle (%s)" % ("32-bit build" if c32 else "64-bit port: 32-bit missing"),
          "%.1f KiB" % (above / KIB), bool(c32) and above <= 16 * KIB),
     ]
+    shares = [(layout, 100.0 * c64[layout]["index"] / c64[layout]["history"])
+              for layout in ("board", "chats") if c64.get(layout)]
+    rows.append(("the text indexes at most 15% of the history they index (logs and segments, each layout)",
+                 ", ".join("%s %.1f%%" % s for s in shares), all(s <= 15.0 for _, s in shares)))
     out("")
     out("## History search: cost of a query")
     out("")
