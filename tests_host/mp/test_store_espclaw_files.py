@@ -63,6 +63,28 @@ def test_an_esp_claw_item_with_many_tags_gets_three_labels():
     dev.unmount()
 
 
+def test_an_esp_claw_item_whose_byte_cut_split_a_character_is_kept():
+    # ESP-Claw cuts content at 255 bytes and tags at 95: a CJK character may be split. The
+    # item is read with the split bytes dropped, and a compaction keeps it (it was lost).
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(M)
+    content = ("a" + "\u6c49" * 100).encode()[:255]  # 84 characters and 2 bytes of one more
+    tags = ("t" + "\u6c49" * 40).encode()[:95]
+    line = (b'{"id":"mem-1713990000-0007","source":"manual","content":"' + content + b'","tags":"' + tags
+            + b'","keywords":"k","created_at":1713990000,"updated_at":1713990000,"access_count":0,'
+            b'"deleted":false,"summary_ids":[]}\n')
+    _write(RECORDS, line)
+    mem = _open(Clock())
+    want = "a" + "\u6c49" * 84
+    eq(_contents(mem), [want], "the item, its split character dropped")
+    mem.store.compact()
+    mem.close()
+    mem = _open(Clock())
+    eq(_contents(mem), [want], "kept by a compaction")
+    eq(list(mem.store.list())[0]["id"], "mem-1713990000-0007", "the same id")
+    dev.unmount()
+
+
 _ESP_ID = "mem-1713990000-0001"
 
 
