@@ -247,10 +247,13 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
     archive), from the old log's (which must cover it whole): `moves` gives (old offset,
     length, offset in the new log or -1, offset in the segment or -1) of every record of the
     old log in order; the segment begins with the log's first `cut` bytes as they are.
-    Blocks before `cut` go to the segment's index `aout` as they are; a block across `cut`
-    is indexed again from its records; later blocks are split between the two indexes with
-    new record tables and probes, their postings copied or refiltered. Writes to the
-    Buffered `out` and `aout`; False when the old index does not name the log's records
+    Blocks before `cut` go to the segment's index `aout`; a block across `cut` is indexed
+    again from its records; later blocks are split between the two indexes with new record
+    tables and probes, their postings copied or refiltered. What follows each other in one
+    index is merged while it fits a block: a compaction splits every block, and a query
+    reads an index block by block (merged, a compacted session's indexes keep about half
+    their blocks, with fewer bytes: a term is named once a block). Writes to
+    the Buffered `out` and `aout`; False when the old index does not name the log's records
     (what was written is of no use: the caller drops it)."""
     blks, _ = tix.blocks(log + fmt_.TIX)
     if blks is None:
@@ -259,53 +262,82 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
     m = next(mv, None)
     with open(log, "rb") as f, open(log + fmt_.TIX, "rb") as fi, open(new_log, "rb") as fn, (
             open(seg, "rb") if seg else fsutil.Nothing()) as fa:
+        merged = (_Merged(out, fn), _Merged(aout, fa))
         for b in blks:
             if b.end <= cut:
-                # to the segment's index as it is, once its records are the log's (a rewrite
-                # by another program that left the probed bytes as they were can leave an
-                # index naming others; a segment's index is never probed again)
-                for off, ln, k in b.records(fi):
+                # to the segment's index at the same offsets, once its records are the log's
+                # (a rewrite by another program that left the probed bytes as they were can
+                # leave an index naming others; a segment's index is never probed again)
+                ents = []
+                for j, (off, ln, k) in enumerate(b.records(fi)):
                     while m is not None and m[0] < off:
                         m = next(mv, None)
                     if m is None or (m[0], m[1]) != (off, ln):
                         return False
+                    ents.append((off, ln, k, j, off))
                     m = next(mv, None)
                 if aout is not None:
-                    aout.copy(fi, b.pos, tix.BH + b.body)
+                    merged[1].add(b, ents, None, False, fi, f, limit)
                 continue
-            dls = b.head(fi)[0]
-            parts = ((tix.Builder(), bytearray(b"\xff" * b.n), [0], fn, out),
-                     (tix.Builder(), bytearray(b"\xff" * b.n), [0], fa, aout))
-            fresh = b.start < cut  # a block across the cut: its records indexed again
+            parts = (([], bytearray(b"\xff" * b.n)), ([], bytearray(b"\xff" * b.n)))
             for j, (off, ln, k) in enumerate(b.records(fi)):
                 while m is not None and m[0] < off:
                     m = next(mv, None)
                 if m is None or m[0] != off or m[1] != ln:
                     return False
-                for p, to in ((parts[0], m[2]), (parts[1], m[3])):
-                    if to < 0 or p[4] is None:
-                        continue
-                    p[1][j] = len(p[0])
-                    if fresh:
-                        got, rec = read_record(f, off, ln, limit)
-                        p[0].add(to, ln, k, hashes(record_text(rec, k)) if got == k else ())
-                    else:
-                        p[0].record(to, ln, k, dls[j])
-                    p[2][0] = to + ln
+                for p, to, o in ((parts[0], m[2], out), (parts[1], m[3], aout)):
+                    if to >= 0 and o is not None:
+                        p[1][j] = len(p[0])
+                        p[0].append((to, ln, k, j, off))
                 m = next(mv, None)
-            for bld, renum, end, fd, o in parts:
-                if not len(bld):
-                    continue
-                prb = tix.probe(fd, end[0], bld.start)
-                if fresh:
-                    o.write(bld.block(end[0], prb))
-                    continue
-                size = b.postings_size(fi)
-                fi.seek(b.dir)
-                posts = fi.read(size)
-                if len(bld) < b.n:
-                    posts = tix.refilter(posts, b.bits, renum)
-                o.write(bld.frame(end[0], prb, b.bits, len(posts)))
-                o.write(posts)
-                o.write(bld.recs)
+            for (ents, renum), mg in zip(parts, merged):
+                if ents:
+                    mg.add(b, ents, renum, b.start < cut, fi, f, limit)
+        for mg in merged:
+            mg.flush()
     return True
+
+
+class _Merged:
+    """One index's parts of remapped blocks (remap), written as one block while they fit."""
+
+    def __init__(self, out, fd):
+        self.out = out
+        self.fd = fd  # the file the index is of (the probes)
+        self.bld = tix.Builder()
+        self.bits = -1  # block()'s bits for what bld holds (tix.merged_bits)
+        self.end = 0
+
+    def add(self, b, ents, renum, fresh, fi, f, limit):
+        # `ents`: (new offset, length, type, ordinal in b, old offset) of b's records that
+        # come here; `fresh`: b is across the cut, its records indexed again from their text
+        if fresh:
+            self.flush()
+            for to, ln, k, _, off in ents:
+                got, rec = read_record(f, off, ln, limit)
+                self.bld.add(to, ln, k, hashes(record_text(rec, k)) if got == k else ())
+            self.end = to + ln
+            self.flush()
+            return
+        size = b.postings_size(fi)
+        fi.seek(b.dir)
+        posts = fi.read(size)
+        if len(ents) < b.n:
+            posts = tix.refilter(posts, b.bits, renum)
+        if len(self.bld) and not self.bld.take(len(ents), posts, b.bits,
+                                               tix.merged_bits(self.bits, b.bits)):
+            self.flush()
+        if not len(self.bld):
+            self.bits = b.bits
+            self.bld.take(len(ents), posts, b.bits)
+        self.bits = tix.merged_bits(self.bits, b.bits)
+        dls = b.head(fi)[0]
+        for to, ln, k, j, _ in ents:
+            self.bld.record(to, ln, k, dls[j])
+        self.end = ents[-1][0] + ents[-1][1]
+
+    def flush(self):
+        if len(self.bld):
+            bld = self.bld
+            self.out.write(bld.block(self.end, tix.probe(self.fd, self.end, bld.start), self.bits))
+        self.bits = -1

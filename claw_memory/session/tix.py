@@ -36,6 +36,7 @@ _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count
 # with 32 buckets knows a term by 20 bits: an absent one meets another's key about once in
 # 5,000 lookups (the caller checks the records it finds).
 _KEY = const(0x1FFFFF)
+_WHOLE = const(6)  # from this many bucket bits on, a term's bucket and tag hold its whole key
 _ONE = const(0x8000)
 _MASK = const(0x3FFFFFFF)
 assert struct.calcsize(_BH) == BH
@@ -102,6 +103,20 @@ class Builder:
         """Whether one more record with `n_hashes` terms fits this block."""
         return len(self.dls) < _RECS and (not self.dls or len(self.posts) + n_hashes <= _POSTS)
 
+    def take(self, n, raw, bits, into=-1):
+        """Unpack the postings `raw` (with `bits`) of the `n` records record() adds next, if
+        they fit this block (`into`: the bucket bits block() will be given, merged_bits');
+        whether they did. Cut to fewer than _WHOLE bits, a block keeps about 16 terms a
+        bucket at most (a query reads its terms' buckets whole)."""
+        if len(self.dls) + n > _RECS:
+            return False
+        at = len(self.posts)
+        unpack(raw, bits, len(self.dls), self.posts)
+        if at and len(self.posts) > (_POSTS if into < 0 else min(_POSTS, 24 << into)):
+            del self.posts[at:]
+            return False
+        return True
+
     def add(self, off, ln, kind, hashes):
         """Add a record: its offset and length in the file, its type and its terms' index
         hashes (repeats kept)."""
@@ -127,9 +142,16 @@ class Builder:
         self.dls.append(q)
         self.sumdl += unquant(q)
 
-    def block(self, end, prb):
-        """The block's bytes for the records added, covering up to `end`."""
-        bits, posts = self._postings()
+    def block(self, end, prb, bits=-1):
+        """The block's bytes for the records added, covering up to `end` (`bits`: its
+        buckets', -1: chosen for its terms; postings unpack() took from blocks below _WHOLE
+        bits need the fewest of theirs, and their keys are cut to what those bits hold)."""
+        if bits >= 0:
+            keep = ((1 << bits) - 1) << (21 - bits) | _tag_mask(bits)
+            p = self.posts
+            for i in range(len(p)):
+                p[i] = (p[i] >> 9 & keep) << 9 | p[i] & 0x1FF
+        bits, posts = self._postings(bits)
         out = self.frame(end, prb, bits, len(posts)) + posts + self.recs
         self.__init__()
         return out
@@ -141,19 +163,20 @@ class Builder:
         return struct.pack(_BH, b"TB", bits, len(self.dls), 0, 0, body, self.start, end, prb,
                            self.sumdl) + self.dls
 
-    def _postings(self):
+    def _postings(self, bits):
         posts = self.posts
         posts.sort()
         self.posts = []
-        distinct = 0
-        last = -1
-        for v in posts:
-            if v >> 9 != last:
-                distinct += 1
-                last = v >> 9
-        bits = 0
-        while bits < 8 and (1 << bits) * 8 < distinct:
-            bits += 1
+        if bits < 0:
+            distinct = 0
+            last = -1
+            for v in posts:
+                if v >> 9 != last:
+                    distinct += 1
+                    last = v >> 9
+            bits = 0
+            while bits < 8 and (1 << bits) * 8 < distinct:
+                bits += 1
         nb = 1 << bits
         out = bytearray(2 * (nb + 1))
         d0 = len(out)
@@ -168,13 +191,19 @@ class Builder:
                 key = posts[i] >> 9
                 j = i
                 prev = -1
+                n = 0
                 term[:] = b""
                 while j < k and posts[j] >> 9 == key:
                     o = (posts[j] >> 2) & 0x7F
-                    varint(term, (o - prev - 1) << 2 | posts[j] & 3)
-                    prev = o
+                    c = posts[j] & 3
                     j += 1
-                tag = key & mask | (_ONE if j - i == 1 else 0)
+                    while j < k and posts[j] >> 2 == posts[j - 1] >> 2:
+                        c = min(c + (posts[j] & 3) + 1, _TF_MAX - 1)  # (two keys one once cut)
+                        j += 1
+                    varint(term, (o - prev - 1) << 2 | c)
+                    prev = o
+                    n += 1
+                tag = key & mask | (_ONE if n == 1 else 0)
                 out.append(tag & 0xFF)
                 out.append(tag >> 8)
                 if j - i > 1:
@@ -299,6 +328,36 @@ def refilter(raw, bits, new):
             i = j + size
     struct.pack_into("<H", out, 2 * nb, len(out) - d0)
     return out
+
+
+def unpack(raw, bits, base, out):
+    """Append the postings `raw` (a block's bucket directory and postings, with `bits`) to
+    `out` as Builder packs them, their ordinals moved up by `base` (remap merges blocks). A
+    key is the term's bucket and tag: its whole key from _WHOLE bits on, else the bits a
+    block with as many bucket bits or fewer knows it by (block() cuts them to those)."""
+    nb = 1 << bits
+    d0 = 2 * (nb + 1)
+    shift = 21 - bits
+    mask = _tag_mask(bits)
+    for b in range(nb):
+        a, z = struct.unpack_from("<HH", raw, 2 * b)
+        i = d0 + a
+        z += d0
+        while i < z:
+            tag = raw[i] | raw[i + 1] << 8
+            size, j = _term(raw, i + 2, tag)
+            key = b << shift | tag & mask
+            for o, c in postings(raw[j : j + size]):
+                out.append(key << 9 | (base + o) << 2 | c - 1)
+            i = j + size
+
+
+def merged_bits(a, b):
+    """The bucket bits for block() of postings unpacked from blocks with `a` and `b` (-1:
+    keys whole, the block's own choice)."""
+    a = -1 if a >= _WHOLE else a
+    b = -1 if b >= _WHOLE else b
+    return b if a < 0 else a if b < 0 else min(a, b)
 
 
 def _entry(raw, i, pos):

@@ -307,6 +307,41 @@ def test_the_remapped_index_searches_as_a_rebuilt_one():
     dev.unmount()
 
 
+def test_a_compaction_merges_the_small_blocks_it_splits():
+    # One block a turn (a flush after each), then a compaction that archives the older turns
+    # and drops the newer turns' tool records: merged, the indexes hold half as many blocks
+    # at most (blocks this small know a term by fewer bits: tix.Builder.take bounds them).
+    dev, s = _fresh(blocks=512, size_limit=100000)
+    for i in range(24):
+        _turn(s, SID, i)
+        s.flush()
+    log = D + "/" + file_name(SID)
+    eq(len(tix.blocks(log + ".tix")[0]), 24, "a block a turn")
+    queries = ("boiler Hendrik", "lookup result 17", "violin", "番茄", "noted 3", "turn 21")
+    s.close()
+    s = Sessions(D, size_limit=2500)
+    eq(s.compact(SID), None, "compacted")
+    segs = [n for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    eq(len(segs), 1, "one segment")
+    seg_blocks = tix.blocks(D + "/" + segs[0])[0]
+    log_blocks = tix.blocks(log + ".tix")[0]
+    eq(sum(b.n for b in seg_blocks) + sum(b.n for b in log_blocks), 24 * 4, "every record once")
+    # (split, not merged, each of the 24 blocks would leave a block in one index or both)
+    ok(len(seg_blocks) + len(log_blocks) <= 12, "merged: %d and %d blocks" % (len(seg_blocks), len(log_blocks)))
+    for bs in (seg_blocks, log_blocks):
+        for a, b in zip(bs, bs[1:]):
+            ok(a.end <= b.start, "in order, apart")
+    first = [s.search(q, 8) for q in queries]
+    ok(all(first), "every query finds something")
+    s.close()
+    for name in os.listdir(D):
+        if name.endswith(".tix"):
+            os.remove(D + "/" + name)
+    s = Sessions(D, size_limit=2500)
+    eq([s.search(q, 8) for q in queries], first, "the same hits and scores from fresh indexes")
+    dev.unmount()
+
+
 def test_the_archive_keeps_within_its_limit_oldest_first():
     dev, s = _archive_run(n=90, archive_limit=8000)
     entries = arc.read(D)
