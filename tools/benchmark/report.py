@@ -118,6 +118,16 @@ littlefs), 1 to 2 operations a turn on average.
   first one's bytes (2) and littlefs' metadata compactions. A layout that never appends to a
   partly filled block would need 14 (three fresh-block writes), but it would not be ESP-Claw's
   log.
+- **Whatever the layout, at 10 turns.** ESP-Claw's port does 85 operations a turn at 10 turns of
+  history (its files are small), so 0.25x is 21.3. Each of the three persists is over littlefs'
+  128-byte inline limit, so each durable write costs at least a fresh block's erase, its
+  programs and a metadata commit: 4 + 6 + 4 = 14 with nothing copied, and the turn's 878 bytes
+  must still reach ESP-Claw's `.log`, at least 7 programs however rarely it is appended: 21
+  before any file is created or removed, any copy, any metadata compaction or any `.idx`
+  append. No design that keeps every persist durable and hands every turn to ESP-Claw meets
+  0.25x there; batching the `.log` appends behind a spool of fresh-block files could bring
+  the 50-turn figure to about 0.22-0.26x (by this arithmetic, not built), at the price of the
+  turns ESP-Claw's firmware does not see after a reset without `close()`.
 
 ## Session compaction with the archive (issue 26)
 
