@@ -84,7 +84,7 @@ def parse(raw, off):
         raw = bytes(raw)  # CPython's json takes no memoryview (MicroPython's does: no copy)
     obj = text.json_value(raw)
     if obj is None:
-        # ESP-Claw cuts a field at a byte count and may split a character (DESIGN.md,
+        # ESP-Claw cuts a field at a byte count and may split a character (docs/DESIGN.md,
         # deliberate difference 4): the line is read with the split bytes dropped, not lost
         clean = text.clean_bytes(raw)
         if len(clean) < len(raw):

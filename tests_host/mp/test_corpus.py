@@ -88,7 +88,10 @@ def test_damaged_files():
         else:
             eq(len(logged), 12, what + ": history untouched")
         items = sorted(i["content"] for i in list(mem.store.list()))
-        eq(items, ["User has a cat", "User likes tea", "User lives in Oslo"], what + ": items")
+        want = ["User has a cat", "User likes tea", "User lives in Oslo"]
+        if c["name"] == "jsonl_invalid_utf8.bin":  # (read with the byte dropped: docs/DESIGN.md, 4)
+            want.append("bad  bytes")
+        eq(items, want, what + ": items")
         got = {p.name: p.collect(Request("x", SID)) for p in mem.providers()}
         eq([l for l in logs if "provider" in l], [], what + ": no provider failed")
         ok(isinstance(got["Editable Profile Memory"], str), what + ": profile section")
@@ -108,7 +111,7 @@ def test_damaged_files():
         mem.sessions.persist(SID, [(2, None, "final after")], turn_completed=True)
         eq(mem.sessions.messages(SID)[-1]["content"], "final after", what + ": next turn")
         mem.store.store("User learned to swim", "sport")
-        eq(len(list(mem.store.list())), 4, what + ": next store")
+        eq(len(list(mem.store.list())), len(want) + 1, what + ": next store")
         mem.sessions.repair(SID)
         mem.flush()
         eq(mem.store.verify()["index"], "ok", what + ": index consistent")
