@@ -324,13 +324,13 @@ class _Merged:
         posts = fi.read(size)
         if len(ents) < b.n:
             posts = tix.refilter(posts, b.bits, renum)
-        if len(self.bld) and not self.bld.take(len(ents), posts, b.bits,
-                                               tix.merged_bits(self.bits, b.bits)):
+        bits = tix.merged_bits(self.bits, b.bits)  # (self.bits is -1 while bld is empty)
+        if len(self.bld) and not self.bld.take(len(ents), posts, b.bits, bits):
             self.flush()
+            bits = tix.merged_bits(-1, b.bits)
         if not len(self.bld):
-            self.bits = b.bits
             self.bld.take(len(ents), posts, b.bits)
-        self.bits = tix.merged_bits(self.bits, b.bits)
+        self.bits = bits
         dls = b.head(fi)[0]
         for to, ln, k, j, _ in ents:
             self.bld.record(to, ln, k, dls[j])

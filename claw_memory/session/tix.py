@@ -304,15 +304,10 @@ def refilter(raw, bits, new):
     term = bytearray()
     for b in range(nb):
         struct.pack_into("<H", out, 2 * b, len(out) - d0)
-        a, z = struct.unpack_from("<HH", raw, 2 * b)
-        i = d0 + a
-        z += d0
-        while i < z:
-            tag = raw[i] | raw[i + 1] << 8
-            size, j = _term(raw, i + 2, tag)
+        for tag, p in _bucket_terms(raw, d0, b):
             term[:] = b""
             prev = -1
-            for o, c in postings(raw[j : j + size]):
+            for o, c in postings(p):
                 o = new[o]
                 if o != 255:
                     varint(term, (o - prev - 1) << 2 | c - 1)
@@ -325,7 +320,6 @@ def refilter(raw, bits, new):
                 if not one:
                     varint(out, len(term))
                 out += term
-            i = j + size
     struct.pack_into("<H", out, 2 * nb, len(out) - d0)
     return out
 
@@ -340,16 +334,23 @@ def unpack(raw, bits, base, out):
     shift = 21 - bits
     mask = _tag_mask(bits)
     for b in range(nb):
-        a, z = struct.unpack_from("<HH", raw, 2 * b)
-        i = d0 + a
-        z += d0
-        while i < z:
-            tag = raw[i] | raw[i + 1] << 8
-            size, j = _term(raw, i + 2, tag)
+        for tag, p in _bucket_terms(raw, d0, b):
             key = b << shift | tag & mask
-            for o, c in postings(raw[j : j + size]):
+            for o, c in postings(p):
                 out.append(key << 9 | (base + o) << 2 | c - 1)
-            i = j + size
+
+
+def _bucket_terms(raw, d0, b):
+    """(tag, postings bytes) of each term of bucket `b` in `raw`, a block's bucket directory
+    (`d0` bytes) and postings."""
+    a, z = struct.unpack_from("<HH", raw, 2 * b)
+    i = d0 + a
+    z += d0
+    while i < z:
+        tag = raw[i] | raw[i + 1] << 8
+        size, j = _term(raw, i + 2, tag)
+        yield tag, raw[j : j + size]
+        i = j + size
 
 
 def merged_bits(a, b):

@@ -297,14 +297,22 @@ def test_ties_go_to_the_newer_record_across_the_archive_and_the_log():
 def test_the_remapped_index_searches_as_a_rebuilt_one():
     dev, s = _archive_run(n=80)
     queries = ("boiler Hendrik", "lookup result 77", "violin", "番茄", "noted 3", "Lisbon seat")
+    _searches_as_rebuilt(s, queries, 6000)
+    dev.unmount()
+
+
+def _searches_as_rebuilt(s, queries, size_limit):
+    # The hits of `queries` in `s` (returned), then again from indexes written afresh: the same.
     first = [s.search(q, 8) for q in queries]
+    ok(any(first), "the queries find something")
     s.close()
     for name in os.listdir(D):
         if name.endswith(".tix"):
             os.remove(D + "/" + name)
-    s = Sessions(D, size_limit=6000)
+    s = Sessions(D, size_limit=size_limit)
     eq([s.search(q, 8) for q in queries], first, "the same hits and scores from fresh indexes")
-    dev.unmount()
+    s.close()
+    return first
 
 
 def test_a_compaction_merges_the_small_blocks_it_splits():
@@ -331,14 +339,7 @@ def test_a_compaction_merges_the_small_blocks_it_splits():
     for bs in (seg_blocks, log_blocks):
         for a, b in zip(bs, bs[1:]):
             ok(a.end <= b.start, "in order, apart")
-    first = [s.search(q, 8) for q in queries]
-    ok(all(first), "every query finds something")
-    s.close()
-    for name in os.listdir(D):
-        if name.endswith(".tix"):
-            os.remove(D + "/" + name)
-    s = Sessions(D, size_limit=2500)
-    eq([s.search(q, 8) for q in queries], first, "the same hits and scores from fresh indexes")
+    ok(all(_searches_as_rebuilt(s, queries, 2500)), "every query finds something")
     dev.unmount()
 
 
