@@ -79,6 +79,9 @@ def session_problems(name, r, before, after):
     if r.get("pending_logged"):
         out.append("%s%s: %s already in the log (a cut after the turn was logged), removed" % (
             name, PEND, plural(r["pending_logged"], "record")))
+    if r.get("pending_superseded"):
+        out.append("%s%s: an unfinished turn the log moved past (%s written without it, by "
+                   "ESP-Claw's firmware), removed" % (name, PEND, plural(r["pending_superseded"], "record")))
     if r.get("pending_unreadable"):
         out.append("%s%s: unreadable, removed" % (name, PEND))
     if r.get("index_entries_dropped"):
@@ -95,7 +98,8 @@ def session_problems(name, r, before, after):
     if any(r.get(k) for k in ("torn_tail_bytes", "dropped", "index_entries_dropped", "rebuilt_index",
                               "reindexed")):
         explained |= {"", IDX}
-    if any(r.get(k) for k in ("pending_dropped", "pending_logged", "pending_unreadable")):
+    if any(r.get(k) for k in ("pending_dropped", "pending_logged", "pending_superseded",
+                              "pending_unreadable")):
         explained.add(PEND)
     for suffix in _SUFFIXES:
         if suffix not in changed or suffix in explained:

@@ -15,6 +15,14 @@
 # power cut; and no rename can lose a segment (on FAT a cut inside a rename may lose both
 # names).
 #
+# A segment belongs to its log as long as the log is the one it was cut from: the catalog
+# keeps a print of that log's head (head_print), its first record and its first answer,
+# which appends and ESP-Claw's in-place compaction (it keeps every user and final record, in
+# order) leave as they are. ESP-Claw's `/session delete` removes the log and not the
+# segments; a log made again under that name has another head, so the old conversation's
+# segments are not shown as the new one's (Sessions.archived removes them). A rewrite of the
+# log by this library names the new head in the catalog before it commits (`own`).
+#
 # The bound: when the live segments pass `limit` bytes, the oldest are marked dead in the
 # catalog written by that compaction and then removed; a dead entry whose files are gone is
 # left out of the next catalog written. A session's deletion marks its segments dead first
@@ -25,6 +33,7 @@ from array import array
 
 from .. import fsutil, text
 from .._compat import const
+from ..core import FINAL, USER
 from . import format as fmt_
 
 CATALOG = fmt_.CATALOG
@@ -32,6 +41,9 @@ JOURNAL = fmt_.ARCHIVING
 _HEAD = b"CARC 1\n"
 _COMMIT = b"commit\n"
 _LINE_MAX = const(160)
+_PRINT_BYTES = const(256)  # of each record a head print hashes
+_PRINT_ENTRIES = const(32)  # index entries looked through for the first answer
+_HEADS_MAX = const(16)  # head prints a Sessions keeps
 
 
 def seg_path(directory, log_name, seq):
@@ -39,8 +51,9 @@ def seg_path(directory, log_name, seq):
 
 
 def read(directory):
-    """[[seq, size, time, log name, live]] of the catalog, in its order (oldest first); []
-    when there is none. Damaged lines are skipped (their segments are then not listed)."""
+    """[[seq, size, time, log name, live, prints]] of the catalog, in its order (oldest
+    first; `prints`: the head prints of the log they belong to, () in a line without);
+    [] when there is none. Damaged lines are skipped (their segments are then not listed)."""
     return list(_entries(directory))
 
 
@@ -61,14 +74,16 @@ def _entries(directory):
                     yield e
 
 
-def live(directory, names=None):
+def live(directory, names=None, owns=None):
     """{log name: array of seq, size, seq, size, ...} of the live segments of the logs in
-    `names` (None: every log), oldest first. Read line by line and kept as numbers: a
-    data root's catalog may name hundreds of segments, and a search of one chat needs only
-    its own (a list per entry would hold ~120 bytes each)."""
+    `names` (None: every log), oldest first; `owns(name, prints)` false: a log that is no
+    longer theirs (left out). Read line by line and kept as numbers: a data root's catalog
+    may name hundreds of segments, and a search of one chat needs only its own (a list per
+    entry would hold ~120 bytes each)."""
     out = {}
     for e in _entries(directory):
-        if e[4] and (names is None or e[3] in names):
+        if e[4] and (names is None or e[3] in names) and (
+                owns is None or not e[5] or owns(e[3], e[5])):
             a = out.get(e[3])
             if a is None:
                 a = out[e[3]] = array("I")
@@ -79,47 +94,162 @@ def live(directory, names=None):
 
 def _parse(line):
     parts = line[:-1].split(b" ")
-    if len(parts) != 4:
+    if not 4 <= len(parts) <= 5:
         return None
-    seq, size, t, name = parts
+    seq, size, t, name = parts[:4]
     live = not seq.startswith(b"-")
     seq = seq.lstrip(b"-")
     if not (seq.isdigit() and size.isdigit() and t.isdigit()):
         return None
     try:
         name = name.decode()
-    except UnicodeError:
+        prints = tuple(int(p, 16) for p in parts[4].split(b",")) if len(parts) == 5 else ()
+    except (UnicodeError, ValueError):
         return None
-    if not fmt_.is_log_name(name):
+    if not fmt_.is_log_name(name) or len(prints) > 2:
         return None
-    return [int(seq), int(size), int(t), name, live]
+    return [int(seq), int(size), int(t), name, live, prints]
 
 
 def encode(directory, entries):
     """The catalog's bytes; dead entries whose segment is already gone are left out."""
     out = bytearray(_HEAD)
-    for seq, size, t, name, live in entries:
+    for seq, size, t, name, live, prints in entries:
         if live or fsutil.exists(seg_path(directory, name, seq)):
-            out += b"%s%d %d %d %s\n" % (b"" if live else b"-", seq, size, t, name.encode())
+            out += b"%s%d %d %d %s" % (b"" if live else b"-", seq, size, t, name.encode())
+            out += b"".join(b"%s%08x" % (b"," if i else b" ", p) for i, p in enumerate(prints))
+            out += b"\n"
     return bytes(out)
 
 
-def segments(directory, log_name):
-    """[(seq, path, size)] of a log's live segments, oldest first."""
-    a = live(directory, (log_name,)).get(log_name, ())
+def attached(directory, names, heads, note):
+    """live's segments of the logs in `names` (None: every log), without those of a log that
+    is no longer the one they were cut from: those are removed (drop_session). `heads`:
+    {log name: head print} read so far (a Sessions' cache: a log's print is read once)."""
+    orphans = []
+
+    def owns(name, prints):
+        if name not in heads:
+            if len(heads) >= _HEADS_MAX:
+                heads.clear()  # (a whole data root's logs: read again, not kept in RAM)
+            heads[name] = head_print(directory + "/" + name)
+        p = heads[name]
+        if p is None or p in prints:
+            return True
+        if name not in orphans:
+            orphans.append(name)
+        return False
+
+    out = live(directory, names, owns)
+    for name in orphans:
+        try:
+            drop_session(directory, name)
+            _drop_rest(directory + "/" + name)
+        except OSError as e:  # (a full or failing flash: they stay hidden, removed later)
+            note("%s: archive segments of a deleted session not removed: %s" % (name, e))
+            continue
+        note("%s: archive segments of a session deleted by ESP-Claw removed" % name)
+    return out
+
+
+def _drop_rest(log):
+    """What else of ours ESP-Claw's deletion of `log` left, when no log was made again: its
+    text index, and its unfinished turn (begun on a log that is gone: Pending drops it)."""
+    if fsutil.exists(log):
+        return
+    fsutil.remove(log + fmt_.TIX)
+    f = fsutil.open_existing(log + fmt_.PEND)
+    if f is not None:
+        with f:
+            starts = fmt_.read_pending_head(f)
+        if starts is None or starts[-1] > 0:
+            fsutil.remove(log + fmt_.PEND)
+
+
+def owner(log):
+    """An `owns` for live and segments that reads the head print of `log` once, when a
+    segment asks."""
+    got = []
+
+    def owns(name, prints):
+        if not got:
+            got.append(head_print(log))
+        return got[0] is None or got[0] in prints
+
+    return owns
+
+
+def segments(directory, log_name, owns=None):
+    """[(seq, path, size)] of a log's live segments, oldest first (`owns`: as live's)."""
+    a = live(directory, (log_name,), owns).get(log_name, ())
     return [(a[i], seg_path(directory, log_name, a[i]), a[i + 1]) for i in range(0, len(a), 2)]
 
 
-def plan(directory, log_name, size, limit, now=0):
-    """The catalog entries after a new segment of `size` bytes of `log_name`, with the
-    oldest ones marked dead while the live ones pass `limit`, and those of a log that is
-    gone (ESP-Claw deleted that session: its segments are no one's); and its number."""
+def head_print(log, idx=None):
+    """The print of a log's head: FNV-1a of the lengths and first bytes of its first user or
+    final record and of its first final record (an answer). 0 for a missing or empty log;
+    None when its index (`idx`, default `<log>.idx`) cannot tell (no answer among its first
+    entries)."""
+    n = fsutil.size(log)
+    if n <= 0:
+        return 0
+    f = fsutil.open_existing(idx or log + fmt_.IDX)
+    if f is None:
+        return None
+    heads = []
+    with f:
+        count = fmt_.entry_count(f.seek(0, 2))
+        f.seek(0)
+        if f.read(fmt_.HDR) != fmt_.HEADER or count <= 0:
+            return None
+        for i, off, ln, t, b in fmt_.entries(f, min(count, _PRINT_ENTRIES)):
+            if t == FINAL or (t == USER and not heads):
+                heads.append((off, ln, t))
+                if t == FINAL:
+                    break
+    if not heads or heads[-1][2] != FINAL:
+        return None
+    h = 0x811C9DC5
+    with open(log, "rb") as lf:
+        for off, ln, t in heads:
+            if off + ln > n:
+                return None
+            lf.seek(off)
+            h = text.fnv1a32(b"%d:" % ln + lf.read(min(ln, _PRINT_BYTES)), h)
+    return h
+
+
+def own(log):
+    """Before a rewrite of `log` commits (its `.tmp` and `.idx.tmp` written): its segments'
+    entries accept the new log's head print beside the one they had, so that a power cut on
+    either side of the commit leaves them their log's (the next compaction into the archive
+    keeps the new one alone); when the new log's print cannot be told, they keep none."""
+    directory, name = log.rsplit("/", 1)
+    entries = read(directory)
+    mine = [e for e in entries if e[3] == name and e[5]]
+    if not mine:
+        return
+    new = head_print(log + fmt_.TMP, log + fmt_.IDX_TMP)
+    if new is not None and all(new in e[5] for e in mine):
+        return
+    for e in mine:
+        e[5] = () if new is None else (e[5][-1], new)
+    write_catalog(directory, entries)
+
+
+def plan(directory, log_name, size, limit, now=0, prints=()):
+    """The catalog entries after a new segment of `size` bytes of `log_name`, whose new log
+    has the head print `prints` (all the log's segments then have it), with the oldest ones
+    marked dead while the live ones pass `limit`, and those of a log that is gone (ESP-Claw
+    deleted that session: its segments are no one's); and its number."""
     entries = read(directory)
     for e in entries:
         if e[4] and e[3] != log_name and not fsutil.exists(directory + "/" + e[3]):
             e[4] = False
+        elif e[3] == log_name:
+            e[5] = prints
     seq = 1 + max([e[0] for e in entries] or [0])
-    entries.append([seq, size, max(now, 0), log_name, True])
+    entries.append([seq, size, max(now, 0), log_name, True, prints])
     total = sum(e[1] for e in entries if e[4])
     for e in entries:
         if total <= limit or e[0] == seq:

@@ -23,7 +23,7 @@ from .. import fsutil
 from .._compat import const
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from . import format as fmt_
-from .pending import rebase_pending
+from .pending import bridge, rebase_pending
 from .repair import Entries
 from .state import State, each
 from .write import flush_index
@@ -164,7 +164,8 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         from . import archive
 
         d, name = log.rsplit("/", 1)
-        entries, n = archive.plan(d, name, seg, archive_limit, now)
+        p = archive.head_print(log + fmt_.TMP, idx + fmt_.TMP)
+        entries, n = archive.plan(d, name, seg, archive_limit, now, () if p is None else (p,))
         archive.begin(d, name, n)
         segment = archive.seg_path(d, name, n)
         out = fsutil.Buffered()
@@ -174,12 +175,17 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
             out.flush()
         out = None
     tix_ok = indexed and _text_indexes(log, st, plan, cut_off, segment, limit)
+    if st.pend > 0:
+        st.pend_size = st.pend_file = bridge(log, st.pend_size, st.log_size, pos)
     if arch:
         archive.write_catalog(d, entries, tmp=True)
         archive.commit(d)
         archive.finish(d, name)
         note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
     else:
+        from .archive import own
+
+        own(log)  # the segments a former compaction made stay this log's
         fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
     if indexed and not tix_ok:
         fsutil.remove(log + fmt_.TIX)  # it no longer names its log's records

@@ -7,7 +7,8 @@
 #                             then one `<IIBB` entry per record: offset, length with "\n",
 #                             type 1..4, backend format 0..3
 #   `.log.blocked`            empty; marks a session over the size limit
-#   `.log.pending` (ours)     "P <log size when the turn started>\n", then one line per record
+#   `.log.pending` (ours)     "P <log size when the turn started>\n" (two sizes while a rewrite
+#                             of the log commits), then one line per record
 #                             of the unfinished turn: type digit, backend digit, JSON; a line
 #                             starting with NUL ends it (what follows is an older turn's)
 # docs/FORMAT.md has the details.
@@ -171,15 +172,23 @@ def whole_index(path):
 # -- pending file -----------------------------------------------------------------------
 
 
-def pending_head(log_size):
-    return b"P %d\n" % log_size
+def pending_head(log_size, new_size=-1):
+    """The header line; with `new_size`, of a rewrite of the log about to commit: its records
+    are pending whichever of the two logs a power cut leaves."""
+    if new_size < 0:
+        return b"P %d\n" % log_size
+    return b"P %d %d\n" % (log_size, new_size)
 
 
 def pending_start(head):
-    """The log offset in a pending file's first line, or None when the line is not whole."""
-    if head.startswith(b"P ") and head.endswith(b"\n") and head[2:-1].isdigit():
-        return int(head[2:-1])
-    return None
+    """The log offsets in a pending file's first line (one, or the old and the new log's
+    sizes around a rewrite), or None when the line is not whole."""
+    if not (head.startswith(b"P ") and head.endswith(b"\n")):
+        return None
+    sizes = head[2:-1].split(b" ")
+    if len(sizes) > 2 or not all(n.isdigit() for n in sizes):
+        return None
+    return tuple(int(n) for n in sizes)
 
 
 def read_pending_head(f):
@@ -236,8 +245,8 @@ def line_bytes(f, off, n, head):
 def pending_records(path, valid=None):
     """[(type, backend, offset, line length)] of a pending file's whole records, how many
     lines it holds that are none (garbage, `valid(f, offset, length, first piece)` false for
-    the JSON after the prefix, or a torn last line), its header's log offset (None: header
-    unusable) and where its whole lines end. Lines of any length are records."""
+    the JSON after the prefix, or a torn last line), its header's log offsets (pending_start's;
+    None: header unusable) and where its whole lines end. Lines of any length are records."""
     recs = []
     bad = 0
     with open(path, "rb") as f:

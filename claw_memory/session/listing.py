@@ -128,18 +128,17 @@ def _indexed(log, size):
 def search_scope(sessions, ids):
     """What search_files lists again without reading it again: (the sessions `ids` as
     (id, log path) pairs, None for the whole folder; the archive segments of their logs, as
-    archive.live gives them)."""
-    from . import archive
+    Sessions.archived gives them)."""
 
     if ids is None:
-        return None, archive.live(sessions.dir)
+        return None, sessions.archived()
     found = []
     for sid in ids:
         try:  # a session id, or the file name a search gave a session no chat map names
             found.append((sid, sessions._target(None, sid) if fmt_.is_log_name(sid) else sessions.path(sid)))
         except ValueError:  # an id no session can have
             continue
-    return found, archive.live(sessions.dir, [log.rsplit("/", 1)[-1] for _, log in found])
+    return found, sessions.archived([log.rsplit("/", 1)[-1] for _, log in found])
 
 
 def search_files(sessions, scope):

@@ -16,13 +16,14 @@ from .state import kind
 
 class Pending:
     """What is wrong with a pending file: `records` whole ones, `dropped` torn or garbage
-    lines, `logged` leading records the log already holds, `unreadable` header; `rewrite`:
-    its header names another log size. A file whose records are all logged and that holds
-    nothing else is stale, as every completed turn leaves it: no damage."""
+    lines, `logged` leading records the log already holds, `superseded` records of a turn
+    the log moved past, `unreadable` header; `rewrite`: its header names another log size.
+    A file whose records are all logged and that holds nothing else is stale, as every
+    completed turn leaves it: no damage."""
 
     def __init__(self, log, limit):
         self.path = log + fmt_.PEND
-        self.records = self.dropped = self.logged = 0
+        self.records = self.dropped = self.logged = self.superseded = 0
         self.unreadable = self.rewrite = False
         self.recs = None
         if fsutil.size(self.path) < 0:
@@ -30,26 +31,32 @@ class Pending:
         def chat_record(f, off, ln, first):
             return kind(f, off, ln, limit, first)[0] != 0
 
-        recs, torn, l0, self.end = fmt_.pending_records(self.path, chat_record)
-        if l0 is None:
+        recs, torn, starts, self.end = fmt_.pending_records(self.path, chat_record)
+        if starts is None:
             self.unreadable = True
             return
         self.recs = recs
         self.dropped = torn
         log_size = max(fsutil.size(log), 0)
-        if log_size > l0 and recs:
-            self.logged = _logged(log, self.path, l0, log_size, recs)
-        self.records = len(recs) - self.logged
+        # Two sizes: a rewrite of the log was committing; the log a cut left is one of them.
+        l0 = log_size if log_size in starts else starts[-1]
+        if recs and log_size > l0:
+            self.logged, pos = _logged(log, self.path, l0, log_size, recs)
+            if self.logged < len(recs) and _indexed_from(log, pos):
+                self.superseded = len(recs) - self.logged
+        elif recs and log_size < l0:
+            self.superseded = len(recs)
+        self.records = len(recs) - self.logged - self.superseded
         self.log_size = log_size
-        self.rewrite = bool(self.logged or torn or log_size != l0)
+        self.rewrite = bool(self.logged or torn or starts != (log_size,))
 
     def report(self):
         return {"pending": self.records, "pending_dropped": self.dropped,
                 "pending_logged": self.logged if self.records else 0,
-                "pending_unreadable": self.unreadable}
+                "pending_superseded": self.superseded, "pending_unreadable": self.unreadable}
 
     def problems(self):
-        return self.dropped or (self.logged and self.records) or self.unreadable
+        return self.dropped or (self.logged and self.records) or self.superseded or self.unreadable
 
     def settle(self, note):
         """Reconcile the pending file with the log; returns (records, size of its records,
@@ -61,8 +68,15 @@ class Pending:
             return 0, -1, -1
         if self.recs is None:
             return 0, -1, -1
+        if self.superseded:
+            # The log was written without this turn after it began: ESP-Claw's firmware took
+            # the session on (its turns follow the turn's start), rewrote it, or deleted it
+            # and perhaps made a new one under its name. Appended now, the turn would come
+            # after those turns, or into another conversation.
+            note("%s: the unfinished turn dropped (records: %d): the log was written "
+                 "without it (by ESP-Claw's firmware)" % (pend, self.superseded))
         if not self.records:
-            fsutil.remove(pend)  # stale: every record logged
+            fsutil.remove(pend)  # stale (every record logged), or superseded
             return 0, -1, -1
         if self.rewrite:
             recs = self.recs[self.logged :]
@@ -79,7 +93,8 @@ class Pending:
 
 
 def _logged(log, pend, l0, log_size, recs):
-    """How many leading pending records the log holds complete from offset l0."""
+    """(how many leading pending records the log holds complete from offset l0, where they
+    end in the log)."""
     done = 0
     with open(log, "rb") as lf, open(pend, "rb") as pf:
         pos = l0
@@ -101,7 +116,37 @@ def _logged(log, pend, l0, log_size, recs):
                 break  # without its newline the record is a torn tail, not logged
             pos += body + 1
             done += 1
-    return done
+    return done, pos
+
+
+def _indexed_from(log, pos):
+    """Whether the log's index names a record at `pos` or later: a whole record someone
+    appended after the turn began (a cut append leaves bytes no index names, whatever
+    they hold: on FAT, a reused cluster's old records)."""
+    f = fsutil.open_existing(log + fmt_.IDX)
+    if f is None:
+        return False
+    with f:
+        n = fmt_.entry_count(f.seek(0, 2))
+        return n > 0 and fmt_.entry_at(f, n - 1)[0] >= pos
+
+
+def bridge(log, end, old, new):
+    """Before a rewrite of the log commits with a turn pending (records up to `end` in the
+    pending file): the header names the old and the new log's sizes, so the turn is pending
+    in whichever of them a power cut leaves; rebase_pending then names the new one alone.
+    Returns the file's new size."""
+    pend = log + fmt_.PEND
+
+    def write(out):
+        out.write(fmt_.pending_head(old, new))
+        with open(pend, "rb") as f:
+            fmt_.read_pending_head(f)
+            head = f.tell()
+            out.copy(f, head, end - head)
+
+    fsutil.replace(pend, write)
+    return fsutil.size(pend)
 
 
 def rebase_pending(log, st):
@@ -111,7 +156,7 @@ def rebase_pending(log, st):
     if st.pend_size < 0:
         return
     with open(pend, "rb") as f:
-        if fmt_.read_pending_head(f) == max(st.log_size, 0):
+        if fmt_.read_pending_head(f) == (max(st.log_size, 0),):
             return
 
     def write(out):

@@ -15,7 +15,7 @@
 from .. import fsutil
 from .._compat import EISDIR, const
 from . import format as fmt_
-from .pending import Pending, rebase_pending
+from .pending import Pending, bridge, rebase_pending
 from .state import State, kind
 
 _BATCH = const(100)  # index entries written at once
@@ -171,9 +171,11 @@ def _scan(lf, pos, end, plan, limit, emit, count, tail):
         lf.seek(pos)
 
 
-def apply(log, plan, limit, rewrite=False):
+def apply(log, plan, limit, rewrite=False, pend=None):
     """Write what `analyse` planned; returns the resulting State. `rewrite`: also rewrite
-    the log without its damage (garbage lines, a torn tail, damaged records)."""
+    the log without its damage (garbage lines, a torn tail, damaged records); `pend`: the
+    pending file's [records, size of its records, size] (Pending.settle's), updated when the
+    rewrite bridges its header."""
     idx = log + fmt_.IDX
     if plan.log_size < 0:
         if plan.idx_size >= 0:
@@ -181,7 +183,7 @@ def apply(log, plan, limit, rewrite=False):
         return State(-1, 0, 0, 0, -1)
     kept = plan.prefix - len(plan.drop or ()) + plan.found
     if rewrite and plan.log_damage():
-        return _rewrite(log, plan, limit)
+        return _rewrite(log, plan, limit, pend)
     exact = plan.idx_size == fmt_.HDR + fmt_.ENT * plan.prefix
     end = plan.end
     if plan.rebuilt or plan.drop or not exact or plan.found > plan.found_tail or plan.found > _BATCH:
@@ -234,8 +236,9 @@ class Entries:
             self.buf = bytearray()
 
 
-def _rewrite(log, plan, limit):
-    """Both files written again, with only the records to keep, committed together."""
+def _rewrite(log, plan, limit, pend):
+    """Both files written again, with only the records to keep, committed together (a
+    pending turn's header names both logs' sizes until then)."""
     idx = log + fmt_.IDX
     out = fsutil.Buffered()  # before the files: a MemoryError leaves no tmp behind
     pos = [0]
@@ -252,6 +255,12 @@ def _rewrite(log, plan, limit):
         _walk(log, plan, limit, copy)
         ents.flush()
         out.flush()
+    if pend and pend[0]:
+        out = None  # bridge needs a buffer of its own
+        pend[1] = pend[2] = bridge(log, pend[1], plan.log_size, pos[0])
+    from .archive import own
+
+    own(log)
     fsutil.commit(log + fmt_.COMMIT, [log, idx])
     return State(pos[0], ents.n, pos[0], 0, fmt_.HDR + fmt_.ENT * ents.n)
 
@@ -277,10 +286,10 @@ def open_state(log, limit, note, deep=False):
     Pending). `deep`: check every record and rewrite the log without its damage."""
     settle(log)
     pend = Pending(log, limit)
-    n, size, file_size = pend.settle(note)
+    p = list(pend.settle(note))
     plan = analyse(log, limit, deep)
-    st = apply(log, plan, limit, rewrite=deep)
-    st.pend, st.pend_size, st.pend_file = n, size, file_size
+    st = apply(log, plan, limit, rewrite=deep, pend=p)
+    st.pend, st.pend_size, st.pend_file = p
     if deep and plan.log_damage():
         rebase_pending(log, st)
     return st, plan, pend

@@ -61,6 +61,7 @@ class Sessions:
         self._cache = {}
         self._order = []
         self._deletions = []  # [log, serial] of the latest deletions
+        self._heads = {}  # {log name: head print} of logs with archive segments (archived)
         self._serial = 0
         self._settled = False  # a deletion cut by a power loss finished (first use)
         # A function yielding every session id the chat maps name (the Memory sets it to
@@ -138,6 +139,7 @@ class Sessions:
 
     def _forget(self, log):
         self._cache.pop(log, None)
+        self._heads.pop(log.rsplit("/", 1)[-1], None)  # a rewrite may change its head
         if log in self._order:
             self._order.remove(log)
 
@@ -283,10 +285,21 @@ class Sessions:
         replay.check_page(before, limit)
         log = self.path(session_id)
         st = self._open(log)
-        from .archive import segments
+        from .archive import seg_path
 
-        segs = [p for seq, p, size in segments(self.dir, log.rsplit("/", 1)[-1])]
+        name = log.rsplit("/", 1)[-1]
+        a = self.archived([name]).get(name, ())
+        segs = [seg_path(self.dir, name, a[i]) for i in range(0, len(a), 2)]
         return replay.page(log, st, before, limit, self.max_record_bytes, segs)
+
+    def archived(self, names=None):
+        """{log name: array of seq, size, ...} of the live archive segments of the logs in
+        `names` (None: all), oldest first; the segments of a log ESP-Claw deleted (and
+        perhaps made again) are removed (archive.attached)."""
+        from .archive import attached
+
+        self._settle()
+        return attached(self.dir, names, self._heads, self._note)
 
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged
@@ -408,7 +421,8 @@ class Sessions:
         rewritten without torn or damaged records, the pending turn reconciled, leftovers of
         interrupted rewrites settled. Returns the report of what was done ("records",
         "reindexed", "dropped", "index_entries_dropped", "torn_tail_bytes", "rebuilt_index",
-        "pending", "pending_dropped", "pending_logged", "pending_unreadable", "leftovers");
+        "pending", "pending_dropped", "pending_logged", "pending_superseded", "pending_unreadable",
+        "leftovers");
         `verify` afterwards finds nothing."""
         from . import repair
         log = self._target(session_id, file)
