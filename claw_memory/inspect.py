@@ -42,17 +42,18 @@ def _mem(root=None, mem=None):
 
 
 def table(rows, cols, title=None):
-    """Print rows (dicts) as a table of the given columns."""
+    """Print rows (dicts) as a table of the given columns, each cell and the title rendered
+    as data (text.shown: stored text may hold terminal escapes)."""
     if title:
-        print("\n== %s ==" % title)
+        print("\n== %s ==" % text.shown(title))
     if not rows:
         print("(none)")
         return
-    widths = [max([len(c)] + [len(str(r.get(c, ""))) for r in rows]) for c in cols]
+    cells = [[text.shown(str(r.get(c, ""))) for c in cols] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     print("  ".join(c + " " * (w - len(c)) for c, w in zip(cols, widths)).rstrip())
-    for r in rows:
-        print("  ".join(str(r.get(c, "")) + " " * (w - len(str(r.get(c, ""))))
-                        for c, w in zip(cols, widths)).rstrip())
+    for row in cells:
+        print("  ".join(v + " " * (w - len(v)) for v, w in zip(row, widths)).rstrip())
 
 
 def _out(data, shown, cols, rows, title=None):
@@ -66,12 +67,12 @@ def _stream(rows, cols, widths, title=None):
     """Print rows (dicts) as they come, in columns of fixed widths (a longer value widens
     its own line only)."""
     if title:
-        print("\n== %s ==" % title)
+        print("\n== %s ==" % text.shown(title))
     print("  ".join(c + " " * (w - len(c)) for c, w in zip(cols, widths)).rstrip())
     n = 0
     for r in rows:
-        print("  ".join(str(r.get(c, "")) + " " * (w - len(str(r.get(c, ""))))
-                        for c, w in zip(cols, widths)).rstrip())
+        row = [text.shown(str(r.get(c, ""))) for c in cols]
+        print("  ".join(v + " " * (w - len(v)) for v, w in zip(row, widths)).rstrip())
         n += 1
     if not n:
         print("(none)")
@@ -230,7 +231,7 @@ def why(memory_id, root=None, rows=False, mem=None):
         return report
     from .memory_text import why as words  # (FULL only)
 
-    print(words(report, memory_id))
+    print(text.shown(words(report, memory_id), True))
     return None
 
 
@@ -394,7 +395,7 @@ def context(session=None, system_prompt="", backend="openai", root=None, rows=Fa
            "layers": layers, "total": sum(r["tokens"] for r in layers), "recalled": recalled}
     if rows:
         return out
-    print("== system prompt ==\n%s" % system)
+    print("== system prompt ==\n%s" % text.shown(system, True))
     table([dict(r, text=messages.cell(r["text"], 100)) for r in (messages.display(x) for x in msgs)],
           ("role", "text"), "messages (%s, after the token budget)" % (sid or f or "no session"))
     print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in defs))

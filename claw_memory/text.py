@@ -226,6 +226,36 @@ def one_line(s, max_bytes=None):
     return s if max_bytes is None else cut_bytes(s, max_bytes)
 
 
+# Characters a terminal acts on or that reorder a line: what `shown` escapes beyond C0, DEL
+# and C1 (line and paragraph separators; Arabic letter mark, LRM, RLM; the bidi embeddings,
+# overrides and isolates U+202A-U+202E, U+2066-U+2069).
+_FORMAT = const("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def unsafe(c):
+    """True for a character that must not reach a terminal raw: C0, DEL, C1 (ESC, CSI, OSC
+    start sequences that clear the screen, set the clipboard, retitle the window), and
+    the separators and bidi controls of _FORMAT (Trojan Source)."""
+    return c < " " or "\x7f" <= c <= "\x9f" or c in _FORMAT
+
+
+def shown(s, lines=False):
+    """`s` (stored text: a chat, a memory, a profile, an id) rendered as data for a terminal:
+    each `unsafe` character written as its escape (`\\x1b`, `\\u202e`); with `lines`, LF
+    (CR LF too) and tab stay, for text shown on lines of its own. The REPL's and the host
+    CLI's output go through it."""
+    keep = "\n\t" if lines else ""
+    if not any(unsafe(c) and c not in keep for c in s):
+        return s
+    s = s.replace("\r\n", "\n") if lines else s
+    out = []
+    for c in s:
+        if unsafe(c) and c not in keep:
+            c = ("\\x%02x" if c < "\u0100" else "\\u%04x") % ord(c)
+        out.append(c)
+    return "".join(out)
+
+
 def nested(doc):
     """A document (a profile, LITE's MEMORY.md) as data inside a prompt section: every line
     break an LF (CR LF, CR, NEL, U+2028, U+2029 too), other control characters but tab

@@ -35,7 +35,7 @@ from claw_memory.messages import classify
 from claw_memory.profile import NAMES
 
 from . import guard
-from .ui import CliError, Progress
+from .ui import CliError, Progress, json_safe
 
 FORMAT = "claw-memory-bundle"
 VERSION = 1
@@ -61,10 +61,11 @@ def export(root, out_path, progress=True):
     copy = readonly_copy(root)
     try:
         counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
-        if out_path == "-":  # stdout (UTF-8 whatever the locale)
+        if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
             buf = getattr(sys.stdout, "buffer", None)
 
             def put(line):
+                line = json_safe(line)
                 if buf is not None:
                     buf.write(line.encode("utf-8"))
                 else:

@@ -94,7 +94,8 @@ def build_parser():
     d.add_argument("--system", metavar="TEXT", default="",
                    help="your agent's own system prompt (@FILE reads it from a file)")
     d.add_argument("--request", action="store_true",
-                   help="print the exact JSON body of the request instead")
+                   help="print the exact JSON body of the request instead (on a terminal, with "
+                        "DEL, C1 and bidi controls written as \\u escapes)")
     d.add_argument("--message", metavar="TEXT", default="",
                    help="the user's message: shows the memories automatic recall adds for it")
     d.set_defaults(func=views.cmd_context)

@@ -9,6 +9,7 @@ import json
 import sys
 
 from claw_memory import inspect
+from claw_memory.text import shown, unsafe
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify), failed, or no data root there
@@ -51,8 +52,17 @@ def console(stream):
     return Console(file=stream, highlight=False, force_terminal=True)
 
 
+def json_safe(doc):
+    """JSON text `doc` with the characters text.unsafe names escaped (`\\u009b`, `\\u202e`):
+    json leaves DEL, C1 and the bidi controls raw. The same value, and nothing a terminal acts
+    on. (json escapes C0 in strings: the C0 left, its indentation, stays.)"""
+    if not any(unsafe(c) and c >= " " for c in doc):
+        return doc
+    return "".join("\\u%04x" % ord(c) if unsafe(c) and c >= " " else c for c in doc)
+
+
 def emit_json(obj):
-    json.dump(obj, sys.stdout, ensure_ascii=False, indent=1, sort_keys=True)
+    sys.stdout.write(json_safe(json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True)))
     sys.stdout.write("\n")
 
 
@@ -66,6 +76,8 @@ _NUMERIC = ("bytes", "records", "pending", "tokens", "access", "ref_count", "fil
 
 
 def table(rows, cols, title=None):
+    """Print rows (dicts) as a table: rich on a terminal, else inspect.table; each cell and
+    the title rendered as data (text.shown)."""
     con = console(sys.stdout)
     if con is None:
         inspect.table(rows, cols, title)
@@ -74,6 +86,7 @@ def table(rows, cols, title=None):
     from rich.table import Table
     from rich.text import Text
 
+    title = shown(title) if title else title
     if not rows:
         if title:
             con.print(Text("\n" + title, style="bold"))
@@ -83,7 +96,7 @@ def table(rows, cols, title=None):
     for c in cols:
         t.add_column(c, justify="right" if c in _NUMERIC else "left", overflow="fold")
     for r in rows:
-        t.add_row(*[Text(str(r.get(c, ""))) for c in cols])
+        t.add_row(*[Text(shown(str(r.get(c, "")))) for c in cols])
     con.print(t)
 
 

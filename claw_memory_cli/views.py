@@ -5,9 +5,10 @@ import sys
 
 import claw_memory
 from claw_memory import messages
+from claw_memory.text import shown
 
-from . import board, check, roots
-from .ui import EXIT_OK, CliError, emit_json, table
+from . import board, check, roots, ui
+from .ui import EXIT_OK, CliError, emit_json, json_safe, table
 
 
 # A new root, on a board as on a folder (cmd_init): FULL with the store opened, which writes
@@ -96,7 +97,8 @@ def cmd_inspect(args):
         table(out["labels"], ("summary_id", "label", "ref_count"), "label catalog")
         print("\n== profile ==")
         for name, body in out["profile"].items():
-            print("--- %s.md (%d bytes)\n%s" % (name, len(body.encode()), body.rstrip() or "(missing)"))
+            print("--- %s.md (%d bytes)\n%s" % (name, len(body.encode()),
+                                                shown(body.rstrip(), True) or "(missing)"))
         return EXIT_OK
 
     return roots.with_copy(args, run)
@@ -145,6 +147,8 @@ def cmd_context(args):
         if args.request:
             tools = mem.tools()
             body = request_body(args.backend, ctx["system"], ctx["messages"], tools)
+            if ui._tty(sys.stdout):  # exact bytes for a pipe; on a terminal, the same JSON value
+                body = json_safe(body.decode("utf-8", "replace")).encode()
             out = getattr(sys.stdout, "buffer", None)
             if out is not None:
                 out.write(body + b"\n")
@@ -154,8 +158,9 @@ def cmd_context(args):
         if args.json:
             emit_json(dict(ctx, root=where, backend=args.backend))
             return EXIT_OK
-        print("data root: %s, session: %s, backend: %s" % (where, ctx["session"] or "(none)", args.backend))
-        print("\n== system prompt ==\n%s" % ctx["system"])
+        print("data root: %s, session: %s, backend: %s" % (where, shown(ctx["session"] or "(none)"),
+                                                           args.backend))
+        print("\n== system prompt ==\n%s" % shown(ctx["system"], True))
         table([dict(r, text=messages.cell(r["text"], 100)) for r in (messages.display(x) for x in ctx["messages"])],
               ("role", "text"), "messages (after the token budget)")
         print("\n== tools ==\n%s" % ", ".join(d["function"]["name"] for d in ctx["tools"]))

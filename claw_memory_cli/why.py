@@ -10,6 +10,7 @@ def register(sub, root_args, with_copy):
     def cmd(args):
         from claw_memory import inspect as insp
         from claw_memory.memory_text import why as words
+        from claw_memory.text import shown
 
         if args.memory_id is None and args.port and args.root is not None:
             args.memory_id, args.root = args.root, None  # `why -p PORT ID`
@@ -25,7 +26,7 @@ def register(sub, root_args, with_copy):
             if args.json:
                 emit_json({"root": where, "why": report})
             else:
-                print("data root: %s\n%s" % (where, words(report, args.memory_id)))
+                print("data root: %s\n%s" % (where, shown(words(report, args.memory_id), True)))
             return EXIT_OK
 
         return with_copy(args, run)

@@ -90,6 +90,16 @@ MUTANTS = [
      "C0 control characters of a document reach the prompt"),
     ("text", "_DOC_BREAKS = const((\"\\r\\n\", \"\\r\", ", "_DOC_BREAKS = const((\"\\r\\n\", ",
      "a lone CR in a document is no line break (a heading after it is not nested)"),
+    ("text", '    return c < " " or "\\x7f" <= c <= "\\x9f" or c in _FORMAT', '    return c < " " or c in _FORMAT',
+     "DEL and C1 (the one-character CSI) reach the owner's terminal raw"),
+    ("text", '    return c < " " or "\\x7f" <= c <= "\\x9f" or c in _FORMAT', '    return c < " " or "\\x7f" <= c <= "\\x9f"',
+     "bidi overrides and line separators reach the owner's terminal raw"),
+    ("text", '    keep = "\\n\\t" if lines else ""', '    keep = "\\n\\t"',
+     "a table cell keeps a raw line break or tab"),
+    ("text", '    keep = "\\n\\t" if lines else ""', '    keep = ""',
+     "a profile or system prompt shown on the terminal loses its lines"),
+    ("text", '    s = s.replace("\\r\\n", "\\n") if lines else s', '',
+     "a CR LF line break of a shown document reads as an escaped CR"),
 
     # -- item -------------------------------------------------------------------------------
     ("item", '    src = item["keywords"] or item["tags"]', '    src = item["keywords"]',

@@ -211,3 +211,48 @@ def test_dates():
     eq(dates.expiry("7d", UNSET), 0, "a duration without a set clock: cannot be dated")
     ok(not dates.expired(T, UNSET + 5), "nothing expires before the clock is set")
     ok(dates.expired(T, T) and not dates.expired(0, T + 5), "at its time; 0 never")
+
+
+async def test_esp_claws_boot_drops_our_keys_and_we_carry_on():
+    # ESP-Claw's firmware compacts the store at every boot (claw_memory_init), rewriting each
+    # line from its C struct: expires_at, chg, origin, prev and edit are gone. An expired item
+    # still on flash (a power cut before close) and one not yet expired are then ordinary items
+    # that never expire; nothing made before that boot can be undone and every origin is
+    # unknown; our next changes are marked and undone again.
+    import espclaw_boot
+
+    clock = Clock(T)
+    dev, mem = _open(clock, extract=False)
+    mem.sessions.persist(SID, [(1, None, "msg")])
+    mem.store.store("User has a cold", "health", expires_at=T + DAY)
+    good, trip = await _tool(mem, "memory_store", {"content": "User is in Paris this week", "tags": "trip",
+                                                   "expires": "7d"})
+    good, lyon = await _tool(mem, "memory_store", {"content": "User lives in Lyon", "tags": "city"})
+    good, moved = await _tool(mem, "memory_update", {"memory_id": lyon["memory_id"],
+                                                     "content": "User lives in Marseille"})
+    ok(good and mem.store.why(moved["memory_id"])["changes"], "our update, recorded")
+    clock.t = T + 2 * DAY  # the cold expired; a power cut: no close() compacted it away
+    eq(_contents(mem), ["User is in Paris this week", "User lives in Marseille"], "expired: not read")
+    espclaw_boot.compact("/flash/memory", clock.t)
+    with open("/flash/memory/memory_records.jsonl", "rb") as f:
+        data = f.read()
+    for key in (b'"expires_at"', b'"chg"', b'"origin"', b'"prev"', b'"edit"'):
+        ok(key not in data, "ESP-Claw's boot dropped %s" % key)
+    mem = claw_memory.open("/flash", clock=clock, extract=False)
+    eq(mem.store.verify()["bad_lines"], 0, "read whole")
+    eq(_contents(mem), ["User has a cold", "User is in Paris this week", "User lives in Marseille"],
+       "the expired item is back")
+    clock.t = T + 30 * DAY
+    eq(len(_contents(mem)), 3, "and nothing expires any more")
+    eq(mem.store.get(trip["memory_id"])["expires_at"], 0, "no expiry")
+    w = mem.store.why(moved["memory_id"])
+    eq((w["origin"], w["changes"]), (None, []), "origin and updates unknown")
+    eq(mem.store.undo(SID)["reason"], "nothing", "nothing from before ESP-Claw's boot is undone")
+    good, js = await _tool(mem, "memory_forget", {"memory_id": trip["memory_id"]})
+    ok(good, "a change after it")
+    r = mem.store.undo(SID)
+    eq((r["changed"], r["undone"]), (True, "forget"), "is undone")
+    eq(len(_contents(mem)), 3, "the trip is back")
+    eq(mem.store.undo(SID)["reason"], "nothing", "and the chain stops at ESP-Claw's boot")
+    mem.close()
+    dev.unmount()

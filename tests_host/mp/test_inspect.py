@@ -204,3 +204,35 @@ def test_sessions_list_gives_ids_and_the_sessions_only_a_chat_map_knows():
     eq(by_id[a]["records"], 2, "its stat")
     mem.close()
     dev.unmount()
+
+
+def test_stored_terminal_escapes_are_printed_as_data():
+    # A chat (its id too), a memory and a profile planted with ESC [2J, OSC 52 (the
+    # clipboard), a C1 CSI and a bidi override: every view prints them escaped (text.shown).
+    dev = mount("lfs2", "/flash", blocks=128)
+    evil = "wombat \x1b[2J\x1b]52;c;aGk=\x07\x9b31m\u202egnp\r\x7f end"
+    mem = claw_memory.open(ROOT, extract=False)
+    sid = mem.chats.session_id("web", "x\x1b[2Jy")
+    mem.sessions.persist(sid, [(1, None, "user says " + evil)])
+    mem.sessions.persist(sid, [(2, None, "reply " + evil)], turn_completed=True)
+    it, _ = mem.store.store("memory " + evil, "zoo")
+    mem.profile.write("user", "# User\n" + evil + "\nline two\n")
+    mem.close()
+    for fn in (lambda: inspect.sessions(ROOT), lambda: inspect.history(sid, root=ROOT),
+               lambda: inspect.items(ROOT), lambda: inspect.search("wombat", root=ROOT),
+               lambda: inspect.recall("wombat", root=ROOT), lambda: inspect.profile(ROOT),
+               lambda: inspect.why(it["id"], root=ROOT), lambda: inspect.context(sid, root=ROOT)):
+        with Capture() as c:
+            fn()
+        out = c.text()
+        bad = [c for c in out if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" or c == "\u202e"]
+        eq(bad, [], out)
+        ok("wombat" in out or "x\\x1b[2Jy" in out, out)
+    with Capture() as c:
+        inspect.history(sid, root=ROOT)
+    ok("\\x1b[2J\\x1b]52;c;aGk=\\x07\\x9b31m\\u202egnp" in c.text(), c.text())
+    with Capture() as c:
+        inspect.context(sid, root=ROOT)
+    ok("\\x1b[2J" in c.text() and "\nline two" in c.text(), "the profile keeps its lines")
+    eq(inspect.history(sid, root=ROOT, rows=True)[0]["text"], "user says " + evil, "rows stay raw")
+    dev.unmount()

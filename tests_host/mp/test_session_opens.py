@@ -108,3 +108,34 @@ def test_list_counts_records_logged_after_the_index_through_another_open():
     eq([(e["records"], e["bytes"]) for e in b.sessions.list()], [(4, fsutil.size(_log()))],
        "every logged record counted")
     dev.unmount()
+
+
+def test_a_responses_session_emptied_by_firmware_without_format_3_opens_empty():
+    # Records persisted under openai_responses are indexed with backend format 3 (ESP-Claw's
+    # line A). Firmware whose session_history_backend_format_valid() accepts 0..2 takes that
+    # .idx for an invalid pair and session_history_recreate_file() empties the log and
+    # rewrites the .idx as a bare header; we then open an empty, valid session and go on.
+    import struct
+
+    dev, mem = _fresh(extract=False)
+    mem.sessions.persist(SID, [(1, None, "where is the wombat")], backend="openai_responses")
+    mem.sessions.persist(SID, [(2, '{"role":"assistant","content":"in the zoo"}', None)],
+                         turn_completed=True, backend="openai_responses")
+    mem.close()
+    log = "/flash/sessions/" + session.file_name(SID)
+    with open(log + ".idx", "rb") as f:
+        idx = f.read()
+    eq([idx[8 + 10 * i + 9] for i in range((len(idx) - 8) // 10)], [3, 3], "format 3, user record too")
+    with open(log, "wb"):
+        pass
+    with open(log + ".idx", "wb") as f:
+        f.write(struct.pack("<IHH", 0x58444843, 1, 10))
+    mem = claw_memory.open("/flash", extract=False)
+    eq(mem.sessions.messages(SID), [], "emptied")
+    eq(mem.search("wombat"), [], "no stale hit from the text index")
+    rep = mem.sessions.verify(SID)
+    eq((rep["records"], rep["dropped"], rep["rebuilt_index"]), (0, 0, False), "a valid, empty pair")
+    mem.sessions.persist(SID, [(1, None, "hello again")], turn_completed=True)
+    eq(mem.sessions.messages(SID), [{"role": "user", "content": "hello again"}], "and used again")
+    mem.close()
+    dev.unmount()

@@ -638,7 +638,9 @@ def _handover(bom=False, extra=False):
             s.compact()  # we fold these recalls; ESP-Claw must not fold them again
         s.close()
         clock.t += 100
-        espclaw.compact(M, clock.t)  # ESP-Claw boots on the same root and compacts
+        # ESP-Claw boots on the same root and compacts (no digest line); in round 1 its
+        # 5th change compacts too (a digest line)
+        espclaw.compact(M, clock.t, boot=rnd != 1)
         if bom:
             for name in ("memory_records.jsonl", "memory_index.json"):
                 _write(name, b"\xef\xbb\xbf" + _read(name))

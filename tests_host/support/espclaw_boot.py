@@ -1,5 +1,8 @@
-# What ESP-Claw's C claw_memory does to a data root's long-term store when its firmware boots
-# and compacts (§7.12 in docs/DESIGN.md), for hand-over tests: records read
+# What ESP-Claw's C claw_memory does to a data root's long-term store when its firmware boots:
+# claw_memory_init() always ends with claw_memory_compact_internal(false), a compaction without
+# a digest line (§7.12 in docs/DESIGN.md); `boot=False`: the compaction its 5th change or 32 KiB
+# of records runs (claw_memory_maybe_compact), which appends the digest's compact line. For
+# hand-over tests: records read
 # line by line (the last line per id wins), recall lines replayed from the index's
 # last_compact_digest_size, duplicates merged, capacity 128, labels cut to 8 characters, and
 # the index written in the key order its compaction leaves (the counters after the keyword
@@ -46,7 +49,7 @@ def _labels(tags):
     return out
 
 
-def compact(memdir, now):
+def compact(memdir, now, boot=True):
     records = memdir + "/memory_records.jsonl"
     index = memdir + "/memory_index.json"
     digest = memdir + "/memory_digest.log"
@@ -126,8 +129,9 @@ def compact(memdir, now):
     with open(index, "w") as f:
         f.write('{"version":3,"summaries":%s,"keyword_index":%s,"next_summary_id":%d,'
                 '"last_compact_digest_size":%d}' % (json.dumps(summaries), json.dumps(kw), next_id, len(dig)))
-    with open(digest, "ab") as f:
-        f.write(b"%d\tcompact\t-\trebuild=index+markdown\n" % now)
+    if not boot:
+        with open(digest, "ab") as f:
+            f.write(b"%d\tcompact\t-\trebuild=index+markdown\n" % now)
     from claw_memory._compat import local_time_str
 
     md = "# Long-term Memory\n\n"
