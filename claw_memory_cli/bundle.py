@@ -185,10 +185,12 @@ def _fields(n, obj):
 
 
 def _chat_key(key):
-    # One line, bounded, in the shape chats.chat_key makes: it names the chat's map file and
-    # becomes the session ids, whose channel and chat id reach the system prompt.
-    return (isinstance(key, str) and 0 < len(key.encode()) <= _KEY_MAX
-            and key.startswith(("chat:", "agent:")) and text.one_line(key) == key)
+    # Bounded, in the shape chats.chat_key makes: it names the chat's map file and becomes
+    # the session ids. Any character a chat id may hold is kept (the library takes chat ids
+    # as they come and renders them as data wherever they are shown: the system prompt,
+    # inspect, the CLI), so a bundle restores every chat its export holds.
+    return (isinstance(key, str) and 0 < len(text.to_bytes(key)) <= _KEY_MAX
+            and key.startswith(("chat:", "agent:")))
 
 
 def read(path):

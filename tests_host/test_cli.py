@@ -218,6 +218,27 @@ def test_export_import_round_trip(tmp_path, capsys):
     assert rc == 0
 
 
+def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):
+    # The library takes chat ids as they come (rendered as data wherever shown); its own
+    # backup must restore them.
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    chat = "u\x1b[2J\nnext"
+    sid = mem.chats.session_id("web", chat)
+    mem.sessions.persist(sid, [(1, None, "hello from a strange chat id")], turn_completed=True)
+    mem.close()
+    bundle = tmp_path / "b.jsonl"
+    rc, out, _ = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0
+    new = tmp_path / "copy"
+    rc, out, err = _run(capsys, "import", str(bundle), str(new))
+    assert rc == 0, err
+    m2 = claw_memory.open(str(new), extract=False)
+    assert m2.chats.aliases("web", chat) == ("default_01", ["default_01"])
+    assert m2.sessions.messages(sid)[0]["content"] == "hello from a strange chat id"
+    m2.close()
+
+
 def _twice(t, mark):
     # the bundle with its first line holding `mark` written twice (and counted: a bundle
     # another program wrote that way)
