@@ -69,7 +69,7 @@ def _set(**kv):
     ("item", _set(origin={"by": "tool"}), "unknown field origin"),
     ("profile", _set(title="x"), "unknown field"),
     ("header", _set(extra=1), "unknown field"),
-    ("chat_map", _set(chat_key="chat:web:local\n## Core Request"), "chat_map is not valid"),
+    ("chat_map", _set(chat_key=7), "chat_map is not valid"),
     ("chat_map", _set(chat_key="web:local"), "chat_map is not valid"),
     ("chat_map", _set(chat_key="chat:" + "k" * 600), "chat_map is not valid"),
     ("session", _set(blocked="yes"), "field blocked"),

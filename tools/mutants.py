@@ -1330,7 +1330,7 @@ MUTANTS = [
      "the newest incognito turn is cut when it alone is over the budget"),
     ("session/pending", "            if self.logged < len(recs) and _indexed_from(log, pos):", "            if False:",
      "an unfinished turn ESP-Claw's firmware answered other turns after is appended after them"),
-    ("session/pending", "        elif recs and log_size < l0:", "        elif False:",
+    ("session/pending", "        elif recs and log_size < l0 and found:", "        elif False:",
      "an unfinished turn of a log ESP-Claw compacted or deleted (and made again) comes back"),
     ("session/pending", "        return n > 0 and fmt_.entry_at(f, n - 1)[0] >= pos", "        return n > 0",
      "whole lines no index names after a cut append drop the pending turn"),

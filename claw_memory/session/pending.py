@@ -37,14 +37,17 @@ class Pending:
             return
         self.recs = recs
         self.dropped = torn
-        log_size = max(fsutil.size(log), 0)
+        found = fsutil.size(log)
+        log_size = max(found, 0)
         # Two sizes: a rewrite of the log was committing; the log a cut left is one of them.
         l0 = log_size if log_size in starts else starts[-1]
         if recs and log_size > l0:
             self.logged, pos = _logged(log, self.path, l0, log_size, recs)
             if self.logged < len(recs) and _indexed_from(log, pos):
                 self.superseded = len(recs) - self.logged
-        elif recs and log_size < l0:
+        elif recs and log_size < l0 and found:
+            # (gone, or made again: superseded; emptied, as a damaged FAT leaves a file, it
+            # holds nothing else: the turn is still the newest thing said)
             self.superseded = len(recs)
         self.records = len(recs) - self.logged - self.superseded
         self.log_size = log_size
