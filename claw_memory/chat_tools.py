@@ -127,8 +127,9 @@ class ProfileTools:
 class SearchTool:
     """`memory_search`: the records of the current chat's sessions and their archives that
     match a query (never another chat's: on a shared device one user must not read another's
-    conversations). `chat_sessions((channel, chat_id))` gives a chat's session ids; a request
-    without a chat searches its own session."""
+    conversations; never another agent's sessions of the chat). `chat_sessions((channel,
+    chat_id), agent)` gives a chat's session ids; the request's own session is always
+    searched (a chat map need not name it), and alone for a request without a chat."""
 
     def __init__(self, sessions, chat_sessions, log=None):
         self.sessions = sessions
@@ -149,8 +150,13 @@ class SearchTool:
         sid = getattr(request, "session_id", None)
         try:
             if channel and chat_id:
-                prefix = "chat:%s:%s:" % (channel, chat_id)
-                ids = self.chat_sessions((channel, chat_id))
+                from .chats import agent_of, chat_key
+
+                agent = agent_of(sid)  # (the calling agent's: ESP-Claw's ids name it)
+                prefix = chat_key(channel, chat_id, agent) + ":"
+                ids = self.chat_sessions((channel, chat_id), agent)
+                if sid and sid not in ids:
+                    ids += (sid,)
             elif sid:
                 prefix = ""
                 ids = (sid,)
