@@ -20,6 +20,8 @@ _SEARCH_SCHEMA = const('{"type":"object","properties":{"query":{"type":"string"}
                        '"minimum":1,"maximum":10}},"required":["query"]}')
 _SEARCH_LIMIT = const(10)
 _HIT_CHARS = const(480)  # characters of a message's text in a memory_search hit
+_INCOMPLETE = const("%d session(s) could not be read (a storage error): matching messages "
+                   "there are missing from these hits")
 _ECHO_MAX = const(64)  # characters of the model's own input echoed in an error
 _MESSAGE_MAX = const(200)
 INCOGNITO = ("This session is incognito: nothing of it is remembered or written. To keep it, the "
@@ -162,7 +164,8 @@ class SearchTool:
                 ids = (sid,)
             else:
                 return False, err("no_session", message="this request belongs to no session")
-            hits = self.sessions.search(query, limit, ids)
+            skipped = []
+            hits = self.sessions.search(query, limit, ids, skipped)
         except Exception as e:  # noqa: BLE001 -- never into the agent loop
             return failed("memory_search", e, self._log)
         out = ['{"ok":true,"action":"memory_search","changed":false,"hits":[']
@@ -173,7 +176,10 @@ class SearchTool:
             out.append('%s{"session":%s,"role":%s,"text":%s,"archived":%s}' % (
                 "," if i else "", dumps(name), dumps(h["role"]), dumps(text.cut(h["text"], _HIT_CHARS)),
                 "true" if h["archived"] else "false"))
-        out.append("]}")
+        out.append("]")
+        if skipped:  # (the log has the error: the model and the user hear that hits may lack)
+            out.append(',"incomplete":true,"note":%s' % dumps(_INCOMPLETE % len(skipped)))
+        out.append("}")
         return True, "".join(out)
 
     def tool(self):

@@ -134,15 +134,17 @@ class Memory:
         from .wiring import tools
         return tools(self, session_command)
 
-    def search(self, query, limit=5, chat=None, session=None, agent=0):
+    def search(self, query, limit=5, chat=None, session=None, agent=0, skipped=None):
         """Search the session history, archives included: the records that best match
         `query` (BM25 over records, the newer first on a tie), as dicts with "session" (its
         id), "role" ("user", "assistant" or "tool"), "text" (the record's visible text, cut
         to max_message_chars), "score", "archived" and "offset". `session`: one session's;
         `chat`: (channel, chat_id), every session of that chat (agent `agent`'s);
-        neither: the whole data root. ValueError for a bad query, limit or scope."""
+        neither: the whole data root. A file that cannot be read (an I/O error) is left
+        out and noted in the log, and its session id appended to the list `skipped` when
+        one is given. ValueError for a bad query, limit or scope."""
         from .wiring import search
-        return search(self, query, limit, chat, session, agent)
+        return search(self, query, limit, chat, session, agent, skipped)
 
     def chat_sessions(self, chat, agent=0):
         """The session ids of a chat, (channel, chat_id), of agent `agent` (ESP-Claw's

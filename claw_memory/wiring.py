@@ -49,7 +49,7 @@ def tools(mem, session_command):
     return out
 
 
-def search(mem, query, limit, chat, session, agent):
+def search(mem, query, limit, chat, session, agent, skipped):
     """Memory.search()."""
     if session is not None and chat is not None:
         raise ValueError("give session or chat, not both")
@@ -59,7 +59,7 @@ def search(mem, query, limit, chat, session, agent):
         ids = chat_sessions(mem, chat, agent)
     else:
         ids = None
-    return mem.sessions.search(query, limit, ids)
+    return mem.sessions.search(query, limit, ids, skipped)
 
 
 def chat_sessions(mem, chat, agent=0):

@@ -13,7 +13,9 @@
 # such record means the index is stale: it is written again and the query runs again.
 # Records after the text index of a log being written (its last few turns, fewer than
 # write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
-# pending turn is not searched.
+# pending turn is not searched. A file that cannot be read (an I/O error other than "not
+# found") is left out of the query, noted, and its session reported as skipped: one bad
+# file does not hide the others' answers.
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
@@ -27,7 +29,7 @@ import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import const
+from .._compat import ENOENT, const
 from . import format as fmt_
 from . import indexer, tix
 from .write import TAIL
@@ -58,7 +60,7 @@ def query_hashes(query):
     return out
 
 
-def run(sessions, query, limit, ids):
+def run(sessions, query, limit, ids, skipped=None):
     """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
     from .listing import search_files, search_scope
 
@@ -70,24 +72,26 @@ def run(sessions, query, limit, ids):
     try:
         scope = search_scope(sessions, ids)  # (read once: the passes list the files again)
         return search(lambda: search_files(sessions, scope), query, limit,
-                      sessions.max_message_chars, sessions.max_record_bytes)
+                      sessions.max_message_chars, sessions.max_record_bytes, sessions._note,
+                      skipped)
     finally:
         for st in sessions._cache.values():
             st.tix_end = -1  # a search may have indexed a log
 
 
-def search(files, query, limit, max_chars, max_record):
+def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
     archived, end, order, being written, check) (`end`: where the file's records end, -1:
     its size; `order`: its place in time, larger is newer; a log being written may keep up to
     TAIL bytes out of its index; `check`: compare its index with it first, else trust it);
-    each hit a dict: session, role, text, score, archived, offset."""
+    each hit a dict: session, role, text, score, archived, offset. A file that cannot be read
+    is passed to `note` and its session id appended to the list `skipped` (once)."""
     qh = query_hashes(query)
     if not qh:
         return []
     for _ in range(3):
         try:
-            return _Query(qh, max_record, files).run(limit, max_chars)
+            return _Query(qh, max_record, files, note, skipped).run(limit, max_chars)
         except Stale as e:
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
@@ -95,10 +99,12 @@ def search(files, query, limit, max_chars, max_record):
 
 
 class _Query:
-    def __init__(self, qh, max_record, files):
+    def __init__(self, qh, max_record, files, note, skipped):
         self.qh = qh
         self.files = files
         self.max_record = max_record
+        self.note = note
+        self.skipped = [] if skipped is None else skipped
         self.df = [0] * len(qh)
         self.n = 0  # records in scope
         self.sumdl = 0
@@ -120,7 +126,12 @@ class _Query:
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
-            self._file(file, i)
+            marks = self._mark()
+            try:
+                self._file(file, i)
+            except OSError as e:
+                self._undo(marks)
+                self._skip(file, e)
         if not self.n:
             return []
         self.avg = self.sumdl / self.n
@@ -142,6 +153,13 @@ class _Query:
                 s += self.idf[i] * c * (K1 + 1) / (c + norm)
         return s
 
+    def _skip(self, file, e):
+        # A file that cannot be read: left out, and said so (never "no turn yet")
+        if self.note:
+            self.note("search: %s left out, not readable: %r" % (file[1], e))
+        if file[0] not in self.skipped:
+            self.skipped.append(file[0])
+
     # -- the first pass ----------------------------------------------------------------
 
     def _file(self, file, place):
@@ -153,9 +171,8 @@ class _Query:
         marks = self._mark()
         lf = None
         if check or end < 0:
-            try:
-                lf = open(path, "rb")
-            except OSError:  # a session the chat map names that has no turn yet
+            lf = fsutil.open_existing(path)
+            if lf is None:  # a session the chat map names that has no turn yet
                 return
         try:
             if end < 0:
@@ -197,9 +214,8 @@ class _Query:
         is damaged or (with `lf`, the data open) does not match the data (nothing of it
         kept)."""
         marks = self._mark()
-        try:
-            f = open(path + fmt_.TIX, "rb")
-        except OSError:
+        f = fsutil.open_existing(path + fmt_.TIX)
+        if f is None:
             return 0
         with f:
             size = f.seek(0, 2)
@@ -356,7 +372,6 @@ class _Query:
 
     def _check(self, cands, limit, max_chars, kept):
         out = []
-        qh = self.qh
         cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
         i = 0
         while i < len(cands):
@@ -364,36 +379,13 @@ class _Query:
             j = i
             while j < len(cands) and cands[j][2] == fi:
                 j += 1
-            sid, path, archived = kept.get(fi)[:3]
-            recs = []  # (offset, length, type, score, order) of this file's candidates
-            with open(path + fmt_.TIX, "rb") if cands[j - 1][3] >= 0 else fsutil.Nothing() as f:
-                for c in cands[i:j]:
-                    if c[3] < 0:
-                        recs.append(c[4] + (c[0], c[1]))
-                        continue
-                    f.seek(c[3])
-                    rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
-                    recs.append(rec + (c[0], c[1]))
-            with open(path, "rb") as lf:
-                size = lf.seek(0, 2)
-                for off, ln, k, score, order in recs:
-                    got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
-                        off + ln <= size) else (0, None)
-                    if got != k:
-                        raise Stale(path)
-                    tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
-                    if not any(tf):
-                        continue  # a collision of two terms' bucket and key in a block
-                    key = (round(self.bm25(tf, dl), 4), order)
-                    if len(out) == limit and key <= out[-1][:2]:
-                        continue  # (only the best `limit` get their text made)
-                    out.append(key + ({
-                        "session": sid, "role": indexer.ROLES[k],
-                        "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
-                        "archived": archived, "offset": off},))
-                    rec = None
-                    out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-                    del out[limit:]
+            file = kept.get(fi)
+            try:
+                self._hits(file, cands[i:j], out, limit, max_chars)
+            except OSError as e:
+                if e.args and e.args[0] == ENOENT:
+                    raise Stale(None)  # (gone since the first pass: the listing changed)
+                self._skip(file, e)
             i = j
         out.sort(key=lambda r: (r[0], r[1]), reverse=True)
         res = []
@@ -401,6 +393,40 @@ class _Query:
             hit["score"] = score
             res.append(hit)
         return res
+
+    def _hits(self, file, cands, out, limit, max_chars):
+        # One file's candidates read and checked into `out` (the best `limit` so far)
+        sid, path, archived = file[:3]
+        qh = self.qh
+        recs = []  # (offset, length, type, score, order) of this file's candidates
+        with open(path + fmt_.TIX, "rb") if cands[-1][3] >= 0 else fsutil.Nothing() as f:
+            for c in cands:
+                if c[3] < 0:
+                    recs.append(c[4] + (c[0], c[1]))
+                    continue
+                f.seek(c[3])
+                rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+                recs.append(rec + (c[0], c[1]))
+        with open(path, "rb") as lf:
+            size = lf.seek(0, 2)
+            for off, ln, k, score, order in recs:
+                got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
+                    off + ln <= size) else (0, None)
+                if got != k:
+                    raise Stale(path)
+                tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
+                if not any(tf):
+                    continue  # a collision of two terms' bucket and key in a block
+                key = (round(self.bm25(tf, dl), 4), order)
+                if len(out) == limit and key <= out[-1][:2]:
+                    continue  # (only the best `limit` get their text made)
+                out.append(key + ({
+                    "session": sid, "role": indexer.ROLES[k],
+                    "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
+                    "archived": archived, "offset": off},))
+                rec = None
+                out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                del out[limit:]
 
 
 class _Kept:
