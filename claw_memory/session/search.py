@@ -13,9 +13,10 @@
 # such record means the index is stale: it is written again and the query runs again.
 # Records after the text index of a log being written (its last few turns, fewer than
 # write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
-# pending turn is not searched. A file that cannot be read (an I/O error other than "not
-# found") is left out of the query, noted, and its session reported as skipped: one bad
-# file does not hide the others' answers.
+# pending turn is not searched. On a full flash (the index cannot be written), what a
+# file's index lacks is scored from its text the same way, and nothing is written. A file
+# that cannot be read (an I/O error other than "not found") is left out of the query,
+# noted, and its session reported as skipped: one bad file does not hide the others.
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
@@ -23,13 +24,14 @@
 # Heap: the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
-# changed meanwhile reruns the query), the candidates, one record.
+# changed meanwhile reruns the query), 14 bytes and one per query term per record scored
+# from its text that matches, the candidates, one record.
 
 import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import ENOENT, const
+from .._compat import ENOENT, ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
 from .write import TAIL
@@ -122,7 +124,14 @@ class _Query:
         # then one length per posting; _FAR: the postings in the index)
         self.mterm = array("H")
         self.mat = array("I")
-        self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
+        # per record scored from its text that matches (after an index's end; a whole file
+        # on a full flash): its file (in kept), offset, length, type << 24 | length in
+        # terms, and len(qh) bytes of term counts (14 + len(qh) bytes a record)
+        self.tfile = array("H")
+        self.toff = array("I")
+        self.tlen = array("I")
+        self.tkdl = array("I")
+        self.ttf = bytearray()
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
@@ -139,7 +148,7 @@ class _Query:
         cands = self._score(2 * limit + 3)
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
-        self.mterm = self.mat = self.tails = None
+        self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
         return self._verify(cands, limit, max_chars)
 
     def norm(self, dl):
@@ -178,12 +187,12 @@ class _Query:
             if end < 0:
                 end = lf.seek(0, 2)
             at = self._blocks(path, lf if check else None, fi)
-            if at < 0 or end - at > tail:
+            if (at < 0 or end - at > tail) and self._index(path, end):
                 self._undo(marks)
-                indexer.update(path, self.max_record, end)
                 at = self._blocks(path, None, fi)
                 if at < 0:
                     raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
+            at = max(at, 0)  # (not indexed, on a full flash: every record from its text)
             if at < end:
                 if lf is None:
                     lf = open(path, "rb")
@@ -191,13 +200,28 @@ class _Query:
         finally:
             if lf is not None:
                 lf.close()
-        if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
+        if len(self.bpos) > marks[0] or len(self.toff) > marks[2]:
             self.kept.append(place)
             self.korder.append(file[4])
             self.kpath.append(_path_hash(file[1]))
 
+    def _index(self, path, end):
+        # The index of `path` brought up to `end`; False when the flash is full: nothing of
+        # the attempt is left (the caller scores what the index lacks from the text, as a
+        # log's last turns are: a search answers on a full flash, a little slower)
+        try:
+            indexer.update(path, self.max_record, end)
+            return True
+        except OSError as e:
+            if e.args[0] != ENOSPC:
+                raise
+            fsutil.remove(path + fmt_.TIX + fsutil.TMP)  # (a rewrite's; an append's is undone)
+            if self.note:
+                self.note("search: %s scored from its text, its index not written: %r" % (path, e))
+            return False
+
     def _mark(self):
-        return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
+        return (len(self.bpos), len(self.mat), len(self.toff), self.npool, self.n,
                 self.sumdl, list(self.df))
 
     def _undo(self, marks):
@@ -207,7 +231,9 @@ class _Query:
             a[nb:] = a[:0]
         self.mterm[nm:] = self.mterm[:0]
         self.mat[nm:] = self.mat[:0]
-        del self.tails[nt:]
+        for a in (self.tfile, self.toff, self.tlen, self.tkdl):
+            a[nt:] = a[:0]
+        self.ttf[nt * len(self.qh):] = b""
 
     def _blocks(self, path, lf, fi):
         """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
@@ -295,7 +321,11 @@ class _Query:
             if any(tf):
                 for i, c in enumerate(tf):
                     self.df[i] += c > 0
-                self.tails.append((fi, off, ln, k, dl, tf))
+                self.tfile.append(fi)
+                self.toff.append(off)
+                self.tlen.append(ln)
+                self.tkdl.append(k << 24 | min(dl, 0xFFFFFF))
+                self.ttf.extend(bytes(tf))
 
     # -- the second pass ---------------------------------------------------------------
 
@@ -349,9 +379,11 @@ class _Query:
             if f is not None:
                 f.close()
             kept.close()
-        for fi, off, ln, k, dl, tf in self.tails:
-            top.push((round(self.bm25(tf, dl), 4), _order(self.korder[fi], off), fi, -1,
-                      (off, ln, k)))
+        nq = len(self.qh)
+        for t in range(len(self.toff)):
+            fi, off, kd = self.tfile[t], self.toff[t], self.tkdl[t]
+            top.push((round(self.bm25(self.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
+                      _order(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
         return top.items
 
     def _reopen(self, f, open_fi, fi, kept):

@@ -12,7 +12,7 @@ from search_cases import D, turn
 import claw_memory
 from claw_memory import fsutil
 from claw_memory.core import Request
-from claw_memory.session import Sessions
+from claw_memory.session import Sessions, file_name
 from claw_memory.session import search as search_mod
 
 HEAP = "8M"
@@ -118,5 +118,100 @@ def test_the_tool_says_its_hits_are_incomplete():
         eq(res["incomplete"], True, "said incomplete")
         ok("1 session" in res["note"] and "storage error" in res["note"], res["note"])
         ok(any("left out" in m for m in log), "the log has the error")
+
+    return run()
+
+
+def _fill():
+    # Fill the flash: files of falling sizes, each size until one no longer fits
+    n = 0
+    for size in (65536, 4096, 1024, 256, 64, 16):
+        try:
+            while True:
+                n += 1
+                with open("/flash/f%d" % n, "wb") as f:
+                    f.write(b"y" * size)
+        except OSError:
+            pass
+    return n
+
+
+def _unfill(n):
+    for i in range(1, n + 1):
+        fsutil.remove("/flash/f%d" % i)
+
+
+def _state():
+    out = []
+    for name in sorted(os.listdir(D)):
+        p = D + "/" + name
+        if fsutil.is_dir(p):
+            continue
+        with open(p, "rb") as f:
+            out.append((name, f.read()))
+    return out
+
+
+def test_a_full_flash_still_answers_and_is_left_as_it_was():
+    # A log whose index must be written (missing: a root handed over from ESP-Claw; behind:
+    # ESP-Claw appended to it) on a full flash: the records the index lacks are scored from
+    # their text, the same hits as with the index, and nothing is written.
+    for kind in ("lfs2", "fat"):
+        for case in ("no index", "index behind"):
+            dev = mount(kind, "/flash", blocks=96)
+            fsutil.makedirs(D)
+            s = Sessions(D)
+            for n in range(12):
+                turn(s, U1, n, pad="p" * 200)
+            turn(s, U2, 11)
+            s.close()
+            log = s.path(U1)
+            if case == "no index":
+                os.remove(log + ".tix")
+            else:
+                with open(log, "ab") as f:  # as ESP-Claw appends (over a 4 KiB cluster of index)
+                    for n in range(200):
+                        f.write(b'{"role":"user","content":"the quokka enclosure %d opens at '
+                                b'noon, word%d word%d word%d"}\n' % (n, n, n + 50, n + 99))
+                        f.write(b'{"role":"assistant","content":"noted, the boiler too"}\n')
+            filled = _fill()
+            before = _state()
+            notes = []
+            got = Sessions(D, log=notes.append).search("quokka boiler Hendrik", 6)
+            ok(got, "an answer (%s, %s)" % (kind, case))
+            after = _state()
+            if kind == "fat" and case == "index behind":
+                # (FatFs keeps what fit of a failed append: the index is torn, which a
+                # search with room rebuilds; the log and every other file are as they were)
+                torn = file_name(U1) + ".tix"
+                after = [f for f in after if f[0] != torn]
+                before = [f for f in before if f[0] != torn]
+            eq(after, before, "the flash as it was (%s, %s)" % (kind, case))
+            ok(any("index not written" in m for m in notes), "noted: %r" % notes)
+            _unfill(filled)
+            want = Sessions(D).search("quokka boiler Hendrik", 6)  # (indexed now)
+            ok(_state() != before, "indexed once there is room (%s, %s)" % (kind, case))
+            eq([(h["session"], h["offset"], h["score"]) for h in got],
+               [(h["session"], h["offset"], h["score"]) for h in want],
+               "the same hits as from the index (%s, %s)" % (kind, case))
+            dev.unmount()
+
+
+def test_the_tool_answers_on_a_full_flash():
+    dev = mount("lfs2", "/flash", blocks=64)
+    mem = claw_memory.open("/flash", extract=False)
+    sid = mem.chats.session_id("web", "alice")
+    for n in range(6):
+        turn(mem.sessions, sid, n)
+    mem.sessions.close()
+    os.remove(mem.sessions.path(sid) + ".tix")
+    _fill()
+    tool = [t for t in mem.tools() if t.name == "memory_search"][0]
+
+    async def run():
+        okay, out = await tool.handler({"query": "boiler"}, Request("q", sid, "web", "alice"))
+        res = json.loads(out)
+        ok(okay and res["ok"] and "incomplete" not in res, out)
+        ok(res["hits"] and "boiler" in res["hits"][0]["text"], out)
 
     return run()
