@@ -260,7 +260,7 @@ class _Query:
                 last = b
                 pos = b.next()
                 f.seek(pos)
-        if lf is not None and last is not None and tix.probe(lf, last.end, last.start) != last.probe:
+        if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)
             return -1
         return last.end if last is not None else 0
