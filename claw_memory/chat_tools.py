@@ -20,6 +20,8 @@ _SEARCH_SCHEMA = const('{"type":"object","properties":{"query":{"type":"string"}
                        '"minimum":1,"maximum":10}},"required":["query"]}')
 _SEARCH_LIMIT = const(10)
 _HIT_CHARS = const(480)  # characters of a message's text in a memory_search hit
+_INCOMPLETE = const("%d session(s) could not be read (a storage error): matching messages "
+                   "there are missing from these hits")
 _ECHO_MAX = const(64)  # characters of the model's own input echoed in an error
 _MESSAGE_MAX = const(200)
 INCOGNITO = ("This session is incognito: nothing of it is remembered or written. To keep it, the "
@@ -127,8 +129,9 @@ class ProfileTools:
 class SearchTool:
     """`memory_search`: the records of the current chat's sessions and their archives that
     match a query (never another chat's: on a shared device one user must not read another's
-    conversations). `chat_sessions((channel, chat_id))` gives a chat's session ids; a request
-    without a chat searches its own session."""
+    conversations; never another agent's sessions of the chat). `chat_sessions((channel,
+    chat_id), agent)` gives a chat's session ids; the request's own session is always
+    searched (a chat map need not name it), and alone for a request without a chat."""
 
     def __init__(self, sessions, chat_sessions, log=None):
         self.sessions = sessions
@@ -149,14 +152,20 @@ class SearchTool:
         sid = getattr(request, "session_id", None)
         try:
             if channel and chat_id:
-                prefix = "chat:%s:%s:" % (channel, chat_id)
-                ids = self.chat_sessions((channel, chat_id))
+                from .chats import agent_of, chat_key
+
+                agent = agent_of(sid)  # (the calling agent's: ESP-Claw's ids name it)
+                prefix = chat_key(channel, chat_id, agent) + ":"
+                ids = self.chat_sessions((channel, chat_id), agent)
+                if sid and sid not in ids:
+                    ids += (sid,)
             elif sid:
                 prefix = ""
                 ids = (sid,)
             else:
                 return False, err("no_session", message="this request belongs to no session")
-            hits = self.sessions.search(query, limit, ids)
+            skipped = []
+            hits = self.sessions.search(query, limit, ids, skipped)
         except Exception as e:  # noqa: BLE001 -- never into the agent loop
             return failed("memory_search", e, self._log)
         out = ['{"ok":true,"action":"memory_search","changed":false,"hits":[']
@@ -167,7 +176,10 @@ class SearchTool:
             out.append('%s{"session":%s,"role":%s,"text":%s,"archived":%s}' % (
                 "," if i else "", dumps(name), dumps(h["role"]), dumps(text.cut(h["text"], _HIT_CHARS)),
                 "true" if h["archived"] else "false"))
-        out.append("]}")
+        out.append("]")
+        if skipped:  # (the log has the error: the model and the user hear that hits may lack)
+            out.append(',"incomplete":true,"note":%s' % dumps(_INCOMPLETE % len(skipped)))
+        out.append("}")
         return True, "".join(out)
 
     def tool(self):

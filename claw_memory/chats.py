@@ -95,6 +95,17 @@ def chat_key(channel, chat_id, agent=0):
     return "agent:%d:%s" % (agent, key) if agent else key
 
 
+def agent_of(session_id):
+    """The agent number n of a session id `agent:<n>:...` (ESP-Claw's ids of agent n > 0, n
+    in decimal); 0 for any other id."""
+    if not isinstance(session_id, str) or not session_id.startswith("agent:"):
+        return 0
+    n, sep, _ = session_id[6:].partition(":")
+    if not sep or not n.isdigit() or n[0] == "0" or len(n) > 10 or int(n) >> 32:
+        return 0
+    return int(n)
+
+
 def map_file(key):
     """`chat_<safe>_<fnv1a32 hex>.json`: runs of non-alphanumerics become one `_`, a trailing
     `_` goes, at most 24 characters (ESP-Claw's chat-map sanitiser)."""

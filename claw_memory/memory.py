@@ -134,21 +134,24 @@ class Memory:
         from .wiring import tools
         return tools(self, session_command)
 
-    def search(self, query, limit=5, chat=None, session=None):
+    def search(self, query, limit=5, chat=None, session=None, agent=0, skipped=None):
         """Search the session history, archives included: the records that best match
         `query` (BM25 over records, the newer first on a tie), as dicts with "session" (its
         id), "role" ("user", "assistant" or "tool"), "text" (the record's visible text, cut
         to max_message_chars), "score", "archived" and "offset". `session`: one session's;
-        `chat`: (channel, chat_id), every session of that chat; neither: the whole data
-        root. ValueError for a bad query, limit or scope."""
+        `chat`: (channel, chat_id), every session of that chat (agent `agent`'s);
+        neither: the whole data root. A file that cannot be read (an I/O error) is left
+        out and noted in the log, and its session id appended to the list `skipped` when
+        one is given. ValueError for a bad query, limit or scope."""
         from .wiring import search
-        return search(self, query, limit, chat, session)
+        return search(self, query, limit, chat, session, agent, skipped)
 
-    def chat_sessions(self, chat):
-        """The session ids of a chat, (channel, chat_id): every alias its chat map names
-        (none when it has no map)."""
+    def chat_sessions(self, chat, agent=0):
+        """The session ids of a chat, (channel, chat_id), of agent `agent` (ESP-Claw's
+        `agent:<n>:chat:...` ids for n > 0): every alias its chat map names (none when it
+        has no map)."""
         from .wiring import chat_sessions
-        return chat_sessions(self, chat)
+        return chat_sessions(self, chat, agent)
 
     def by(self, session_id, message, kind="tool"):
         """Who makes a change, for the store's `by=` (FULL mode): the session and the key of

@@ -49,29 +49,31 @@ def tools(mem, session_command):
     return out
 
 
-def search(mem, query, limit, chat, session):
+def search(mem, query, limit, chat, session, agent, skipped):
     """Memory.search()."""
     if session is not None and chat is not None:
         raise ValueError("give session or chat, not both")
     if session is not None:
         ids = (session,)
     elif chat is not None:
-        ids = chat_sessions(mem, chat)
+        ids = chat_sessions(mem, chat, agent)
     else:
         ids = None
-    return mem.sessions.search(query, limit, ids)
+    return mem.sessions.search(query, limit, ids, skipped)
 
 
-def chat_sessions(mem, chat):
+def chat_sessions(mem, chat, agent=0):
     """Memory.chat_sessions()."""
     if not isinstance(chat, (tuple, list)) or len(chat) != 2:
         raise ValueError("chat must be (channel, chat_id)")
+    if isinstance(agent, bool) or not isinstance(agent, int) or not 0 <= agent < 1 << 32:
+        raise ValueError("agent must be 0..2**32-1")
     from .chats import chat_key
 
-    state = mem.chats.aliases(chat[0], chat[1])
+    state = mem.chats.aliases(chat[0], chat[1], agent)
     if state is None:
         return ()
-    key = chat_key(chat[0], chat[1])
+    key = chat_key(chat[0], chat[1], agent)
     return tuple(key + ":" + alias for alias in state[1])
 
 

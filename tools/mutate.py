@@ -57,6 +57,7 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
 _SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
+           _MP + "test_search_faults.py",
            _MP + "test_provenance.py",
            "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
@@ -95,7 +96,9 @@ TESTS = {
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
              "tests_host/test_bundle_fields.py", _MP + "test_provenance.py", _MP + "test_undo.py"],
-    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py"] + _TRUST,
+    "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py",
+                   _MP + "test_search.py", _MP + "test_search_faults.py"] + _TRUST,
+    "wiring": [_MP + "test_search.py", _MP + "test_tools.py", _MP + "test_agent.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"] + _TRUST,
     "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py", _MP + "test_expiry.py"],

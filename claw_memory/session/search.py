@@ -13,7 +13,10 @@
 # such record means the index is stale: it is written again and the query runs again.
 # Records after the text index of a log being written (its last few turns, fewer than
 # write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
-# pending turn is not searched.
+# pending turn is not searched. On a full flash (the index cannot be written), what a
+# file's index lacks is scored from its text the same way, and nothing is written. A file
+# that cannot be read (an I/O error other than "not found") is left out of the query,
+# noted, and its session reported as skipped: one bad file does not hide the others.
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
@@ -21,13 +24,14 @@
 # Heap: the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
-# changed meanwhile reruns the query), the candidates, one record.
+# changed meanwhile reruns the query), 14 bytes and one per query term per record scored
+# from its text that matches, the candidates, one record.
 
 import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import const
+from .._compat import ENOENT, ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
 from .write import TAIL
@@ -58,7 +62,7 @@ def query_hashes(query):
     return out
 
 
-def run(sessions, query, limit, ids):
+def run(sessions, query, limit, ids, skipped=None):
     """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
     from .listing import search_files, search_scope
 
@@ -70,24 +74,26 @@ def run(sessions, query, limit, ids):
     try:
         scope = search_scope(sessions, ids)  # (read once: the passes list the files again)
         return search(lambda: search_files(sessions, scope), query, limit,
-                      sessions.max_message_chars, sessions.max_record_bytes)
+                      sessions.max_message_chars, sessions.max_record_bytes, sessions._note,
+                      skipped)
     finally:
         for st in sessions._cache.values():
             st.tix_end = -1  # a search may have indexed a log
 
 
-def search(files, query, limit, max_chars, max_record):
+def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
     archived, end, order, being written, check) (`end`: where the file's records end, -1:
     its size; `order`: its place in time, larger is newer; a log being written may keep up to
     TAIL bytes out of its index; `check`: compare its index with it first, else trust it);
-    each hit a dict: session, role, text, score, archived, offset."""
+    each hit a dict: session, role, text, score, archived, offset. A file that cannot be read
+    is passed to `note` and its session id appended to the list `skipped` (once)."""
     qh = query_hashes(query)
     if not qh:
         return []
     for _ in range(3):
         try:
-            return _Query(qh, max_record, files).run(limit, max_chars)
+            return _Query(qh, max_record, files, note, skipped).run(limit, max_chars)
         except Stale as e:
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
@@ -95,10 +101,12 @@ def search(files, query, limit, max_chars, max_record):
 
 
 class _Query:
-    def __init__(self, qh, max_record, files):
+    def __init__(self, qh, max_record, files, note, skipped):
         self.qh = qh
         self.files = files
         self.max_record = max_record
+        self.note = note
+        self.skipped = [] if skipped is None else skipped
         self.df = [0] * len(qh)
         self.n = 0  # records in scope
         self.sumdl = 0
@@ -116,11 +124,23 @@ class _Query:
         # then one length per posting; _FAR: the postings in the index)
         self.mterm = array("H")
         self.mat = array("I")
-        self.tails = []  # records after an index's end that match: (file, off, ln, type, dl, tf)
+        # per record scored from its text that matches (after an index's end; a whole file
+        # on a full flash): its file (in kept), offset, length, type << 24 | length in
+        # terms, and len(qh) bytes of term counts (14 + len(qh) bytes a record)
+        self.tfile = array("H")
+        self.toff = array("I")
+        self.tlen = array("I")
+        self.tkdl = array("I")
+        self.ttf = bytearray()
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
-            self._file(file, i)
+            marks = self._mark()
+            try:
+                self._file(file, i)
+            except OSError as e:
+                self._undo(marks)
+                self._skip(file, e)
         if not self.n:
             return []
         self.avg = self.sumdl / self.n
@@ -128,7 +148,7 @@ class _Query:
         cands = self._score(2 * limit + 3)
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
-        self.mterm = self.mat = self.tails = None
+        self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
         return self._verify(cands, limit, max_chars)
 
     def norm(self, dl):
@@ -142,6 +162,13 @@ class _Query:
                 s += self.idf[i] * c * (K1 + 1) / (c + norm)
         return s
 
+    def _skip(self, file, e):
+        # A file that cannot be read: left out, and said so (never "no turn yet")
+        if self.note:
+            self.note("search: %s left out, not readable: %r" % (file[1], e))
+        if file[0] not in self.skipped:
+            self.skipped.append(file[0])
+
     # -- the first pass ----------------------------------------------------------------
 
     def _file(self, file, place):
@@ -153,20 +180,19 @@ class _Query:
         marks = self._mark()
         lf = None
         if check or end < 0:
-            try:
-                lf = open(path, "rb")
-            except OSError:  # a session the chat map names that has no turn yet
+            lf = fsutil.open_existing(path)
+            if lf is None:  # a session the chat map names that has no turn yet
                 return
         try:
             if end < 0:
                 end = lf.seek(0, 2)
             at = self._blocks(path, lf if check else None, fi)
-            if at < 0 or end - at > tail:
+            if (at < 0 or end - at > tail) and self._index(path, end):
                 self._undo(marks)
-                indexer.update(path, self.max_record, end)
                 at = self._blocks(path, None, fi)
                 if at < 0:
                     raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
+            at = max(at, 0)  # (not indexed, on a full flash: every record from its text)
             if at < end:
                 if lf is None:
                     lf = open(path, "rb")
@@ -174,13 +200,28 @@ class _Query:
         finally:
             if lf is not None:
                 lf.close()
-        if len(self.bpos) > marks[0] or len(self.tails) > marks[2]:
+        if len(self.bpos) > marks[0] or len(self.toff) > marks[2]:
             self.kept.append(place)
             self.korder.append(file[4])
             self.kpath.append(_path_hash(file[1]))
 
+    def _index(self, path, end):
+        # The index of `path` brought up to `end`; False when the flash is full: nothing of
+        # the attempt is left (the caller scores what the index lacks from the text, as a
+        # log's last turns are: a search answers on a full flash, a little slower)
+        try:
+            indexer.update(path, self.max_record, end)
+            return True
+        except OSError as e:
+            if e.args[0] != ENOSPC:
+                raise
+            fsutil.remove(path + fmt_.TIX + fsutil.TMP)  # (a rewrite's; an append's is undone)
+            if self.note:
+                self.note("search: %s scored from its text, its index not written: %r" % (path, e))
+            return False
+
     def _mark(self):
-        return (len(self.bpos), len(self.mat), len(self.tails), self.npool, self.n,
+        return (len(self.bpos), len(self.mat), len(self.toff), self.npool, self.n,
                 self.sumdl, list(self.df))
 
     def _undo(self, marks):
@@ -190,16 +231,17 @@ class _Query:
             a[nb:] = a[:0]
         self.mterm[nm:] = self.mterm[:0]
         self.mat[nm:] = self.mat[:0]
-        del self.tails[nt:]
+        for a in (self.tfile, self.toff, self.tlen, self.tkdl):
+            a[nt:] = a[:0]
+        self.ttf[nt * len(self.qh):] = b""
 
     def _blocks(self, path, lf, fi):
         """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
         is damaged or (with `lf`, the data open) does not match the data (nothing of it
         kept)."""
         marks = self._mark()
-        try:
-            f = open(path + fmt_.TIX, "rb")
-        except OSError:
+        f = fsutil.open_existing(path + fmt_.TIX)
+        if f is None:
             return 0
         with f:
             size = f.seek(0, 2)
@@ -218,7 +260,7 @@ class _Query:
                 last = b
                 pos = b.next()
                 f.seek(pos)
-        if lf is not None and last is not None and tix.probe(lf, last.end, last.start) != last.probe:
+        if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)
             return -1
         return last.end if last is not None else 0
@@ -279,7 +321,11 @@ class _Query:
             if any(tf):
                 for i, c in enumerate(tf):
                     self.df[i] += c > 0
-                self.tails.append((fi, off, ln, k, dl, tf))
+                self.tfile.append(fi)
+                self.toff.append(off)
+                self.tlen.append(ln)
+                self.tkdl.append(k << 24 | min(dl, 0xFFFFFF))
+                self.ttf.extend(bytes(tf))
 
     # -- the second pass ---------------------------------------------------------------
 
@@ -333,9 +379,11 @@ class _Query:
             if f is not None:
                 f.close()
             kept.close()
-        for fi, off, ln, k, dl, tf in self.tails:
-            top.push((round(self.bm25(tf, dl), 4), _order(self.korder[fi], off), fi, -1,
-                      (off, ln, k)))
+        nq = len(self.qh)
+        for t in range(len(self.toff)):
+            fi, off, kd = self.tfile[t], self.toff[t], self.tkdl[t]
+            top.push((round(self.bm25(self.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
+                      _order(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
         return top.items
 
     def _reopen(self, f, open_fi, fi, kept):
@@ -356,7 +404,6 @@ class _Query:
 
     def _check(self, cands, limit, max_chars, kept):
         out = []
-        qh = self.qh
         cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
         i = 0
         while i < len(cands):
@@ -364,36 +411,13 @@ class _Query:
             j = i
             while j < len(cands) and cands[j][2] == fi:
                 j += 1
-            sid, path, archived = kept.get(fi)[:3]
-            recs = []  # (offset, length, type, score, order) of this file's candidates
-            with open(path + fmt_.TIX, "rb") if cands[j - 1][3] >= 0 else fsutil.Nothing() as f:
-                for c in cands[i:j]:
-                    if c[3] < 0:
-                        recs.append(c[4] + (c[0], c[1]))
-                        continue
-                    f.seek(c[3])
-                    rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
-                    recs.append(rec + (c[0], c[1]))
-            with open(path, "rb") as lf:
-                size = lf.seek(0, 2)
-                for off, ln, k, score, order in recs:
-                    got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
-                        off + ln <= size) else (0, None)
-                    if got != k:
-                        raise Stale(path)
-                    tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
-                    if not any(tf):
-                        continue  # a collision of two terms' bucket and key in a block
-                    key = (round(self.bm25(tf, dl), 4), order)
-                    if len(out) == limit and key <= out[-1][:2]:
-                        continue  # (only the best `limit` get their text made)
-                    out.append(key + ({
-                        "session": sid, "role": indexer.ROLES[k],
-                        "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
-                        "archived": archived, "offset": off},))
-                    rec = None
-                    out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-                    del out[limit:]
+            file = kept.get(fi)
+            try:
+                self._hits(file, cands[i:j], out, limit, max_chars)
+            except OSError as e:
+                if e.args and e.args[0] == ENOENT:
+                    raise Stale(None)  # (gone since the first pass: the listing changed)
+                self._skip(file, e)
             i = j
         out.sort(key=lambda r: (r[0], r[1]), reverse=True)
         res = []
@@ -401,6 +425,40 @@ class _Query:
             hit["score"] = score
             res.append(hit)
         return res
+
+    def _hits(self, file, cands, out, limit, max_chars):
+        # One file's candidates read and checked into `out` (the best `limit` so far)
+        sid, path, archived = file[:3]
+        qh = self.qh
+        recs = []  # (offset, length, type, score, order) of this file's candidates
+        with open(path + fmt_.TIX, "rb") if cands[-1][3] >= 0 else fsutil.Nothing() as f:
+            for c in cands:
+                if c[3] < 0:
+                    recs.append(c[4] + (c[0], c[1]))
+                    continue
+                f.seek(c[3])
+                rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+                recs.append(rec + (c[0], c[1]))
+        with open(path, "rb") as lf:
+            size = lf.seek(0, 2)
+            for off, ln, k, score, order in recs:
+                got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
+                    off + ln <= size) else (0, None)
+                if got != k:
+                    raise Stale(path)
+                tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
+                if not any(tf):
+                    continue  # a collision of two terms' bucket and key in a block
+                key = (round(self.bm25(tf, dl), 4), order)
+                if len(out) == limit and key <= out[-1][:2]:
+                    continue  # (only the best `limit` get their text made)
+                out.append(key + ({
+                    "session": sid, "role": indexer.ROLES[k],
+                    "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
+                    "archived": archived, "offset": off},))
+                rec = None
+                out.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                del out[limit:]
 
 
 class _Kept:

@@ -191,14 +191,16 @@ class Sessions:
             self._note("%s: housekeeping after a persisted turn failed, retried later: %r" % (log, e))
         return None
 
-    def search(self, query, limit=5, session_ids=None):
+    def search(self, query, limit=5, session_ids=None, skipped=None):
         """Records of the sessions `session_ids` (None: every session in the folder) and their
         archives that hold the query's terms, best first (BM25, session/search.py): a list of
         {"session","role","text","score","archived","offset"} (`offset`: in the log, or in
-        the archive segment for an archived record). The pending turn is not searched.
-        Raises ValueError for a query that is not text or a limit out of 1..50."""
+        the archive segment for an archived record). The pending turn is not searched. A
+        file that cannot be read (an I/O error) is left out and noted in the log, and its
+        session id appended to the list `skipped` when one is given. Raises ValueError for
+        a query that is not text or a limit out of 1..50."""
         from .search import run
-        return run(self, query, limit, session_ids)
+        return run(self, query, limit, session_ids, skipped)
 
     def compact(self, session_id):
         """Compact the session now (as after a turn that left it over its limit). Returns

@@ -7,10 +7,12 @@
 # query reads a block's header, its lengths and bucket directory, and the buckets of its
 # terms, never a whole block.
 #
-# A block header names the file range it covers and a probe (a hash of the file's 16 bytes
-# before the range's end): when the file was rewritten under the index (ESP-Claw's
-# compaction, a repair), the probe of the last block no longer matches and the index is
-# rebuilt; an append by another program (ESP-Claw) only leaves the index behind, and the
+# A block header names the file range it covers and a probe (a hash of the file's bytes
+# before the range's end, 256 of them, within the range; 16 in blocks written before: their
+# header says which): when the file was rewritten under the index (ESP-Claw's compaction, a
+# repair, a delete and a new conversation), the probe of the last block no longer matches
+# and the index is rebuilt (16 bytes were often a record's fixed JSON tail alone, and a new
+# record of the same shape ending at the same offset kept a stale index); an append by another program (ESP-Claw) only leaves the index behind, and the
 # next catch-up indexes the new records. A cut while a block was appended leaves a tail that
 # is not a whole block: the index is then rebuilt too (it is never a reason to refuse a
 # session). Our own compaction writes the new log's index from the old one's blocks
@@ -23,12 +25,12 @@ from .._compat import const
 
 MAGIC = b"CTIX\x01\x00\x00\x00"  # "CTIX", version 1, reserved
 HDR = const(8)
-# b"TB", bucket bits, records, 0, 0, body length, start, end, probe, sum of lengths
+# b"TB", bucket bits, records, probe span, 0, body length, start, end, probe, sum of lengths
 _BH = "<2sBBBBHIIII"
 BH = const(24)
 _RECS = const(128)  # records a block holds at most (ordinals fit 7 bits)
 _POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
-_PROBE = const(16)
+_SPAN = const(4)  # a new block's probe span: 16 << 4 = 256 bytes (0, version 1's: 16)
 _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count of 100)
 # A term is known in a block by the low 21 bits of its hash (its key): the bucket is the key's
 # top `bits` bits, the 2-byte tag holds the next 15 (at most; bit 15 of the tag marks a term
@@ -42,9 +44,9 @@ _MASK = const(0x3FFFFFFF)
 assert struct.calcsize(_BH) == BH
 
 
-def probe(f, end, start=0):
-    """The probe of a file's range ending at `end`: a hash of its last 16 bytes before `end`."""
-    at = max(start, end - _PROBE)
+def probe(f, end, start=0, span=_SPAN):
+    """The probe of a file's range [start, end): a hash of its last 16 << span bytes."""
+    at = max(start, end - (16 << span))
     f.seek(at)
     return text.fnv1a32(f.read(end - at)) & _MASK
 
@@ -160,8 +162,8 @@ class Builder:
         """The header and lengths of a block whose bucket directory and postings (`plen`
         bytes, `bits`) follow, then its record table (`recs`)."""
         body = len(self.dls) + plen + len(self.recs)
-        return struct.pack(_BH, b"TB", bits, len(self.dls), 0, 0, body, self.start, end, prb,
-                           self.sumdl) + self.dls
+        return struct.pack(_BH, b"TB", bits, len(self.dls), _SPAN, 0, body, self.start, end,
+                           prb, self.sumdl) + self.dls
 
     def _postings(self, bits):
         posts = self.posts
@@ -220,17 +222,21 @@ class Block:
     """One block's header, read from an open index at `pos`."""
 
     def __init__(self, raw, pos):
-        (magic, self.bits, self.n, _, _, self.body, self.start, self.end, self.probe,
+        (magic, self.bits, self.n, self.span, _, self.body, self.start, self.end, self.probe,
          self.sumdl) = struct.unpack(_BH, raw)
         self.pos = pos
         self.dir = pos + BH + self.n  # the bucket directory, after the lengths
         self.posts = self.dir + 2 * ((1 << self.bits) + 1)
-        self.ok = (magic == b"TB" and self.bits <= 8 and 0 < self.n <= _RECS
+        self.ok = (magic == b"TB" and self.bits <= 8 and 0 < self.n <= _RECS and self.span <= 12
                    and self.start <= self.end
                    and self.body >= self.posts - pos - BH + 3 * self.n)
 
     def next(self):
         return self.pos + BH + self.body
+
+    def matches(self, f):
+        """Whether the open file `f` still holds the bytes this block's probe hashed."""
+        return probe(f, self.end, self.start, self.span) == self.probe
 
     def head(self, f):
         """(lengths, bucket directory) as bytes."""
@@ -441,6 +447,6 @@ def blocks(path, data_size=-1, f_data=None):
             f.seek(pos)
     if out and f_data is not None:
         last = out[-1]
-        if last.end > data_size or probe(f_data, last.end, last.start) != last.probe:
+        if last.end > data_size or not last.matches(f_data):
             return None, 0
     return out, pos

@@ -450,6 +450,51 @@ def test_scopes_and_the_tool_never_cross_chats():
     return run()
 
 
+def test_the_tool_searches_the_calling_agents_sessions_and_its_own():
+    # ESP-Claw's agent n > 0 keeps its chats under `agent:<n>:chat:...`: the tool searches
+    # the calling agent's sessions of the chat (agent 0's ids unchanged), and always the
+    # request's own session, which a chat map need not name.
+    import json
+
+    from claw_memory.chats import agent_of
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    a0 = mem.chats.session_id("web", "alice")
+    a1 = mem.chats.session_id("web", "alice", agent=1)
+    eq((a0, a1), ("chat:web:alice:default_01", "agent:1:chat:web:alice:default_01"), "ids")
+    for sid, said in ((a0, "agent zero: the zebra code is 1234"),
+                      (a1, "agent one: the yak lives in the barn")):
+        mem.sessions.persist(sid, [(1, None, said)])
+        mem.sessions.persist(sid, [(2, None, "ok")], turn_completed=True)
+    own = "web-alice-2024"  # an app's own id, in no chat map
+    mem.sessions.persist(own, [(1, None, "my locker code is 4711")])
+    mem.sessions.persist(own, [(2, None, "noted")], turn_completed=True)
+    eq(mem.chat_sessions(("web", "alice"), 1), (a1,), "agent 1's sessions of the chat")
+    eq([h["session"] for h in mem.search("yak zebra", 5, chat=("web", "alice"), agent=1)], [a1],
+       "mem.search with agent=")
+    raises(ValueError, mem.chat_sessions, ("web", "alice"), -1)
+    eq([agent_of(x) for x in (a0, a1, "agent:12:chat:x:y:z", "agent:01:chat:x", "agent:x:chat",
+                              "agent:4294967296:chat:a:b:c", "agent:7", None)],
+       [0, 1, 12, 0, 0, 0, 0, 0], "agent_of")
+    tool = [t for t in mem.tools() if t.name == "memory_search"][0]
+
+    async def run():
+        def names(out):
+            return [(h["session"], h["text"]) for h in json.loads(out[1])["hits"]]
+
+        eq(names(await tool.handler({"query": "zebra yak"}, Request("q", a1, "web", "alice"))),
+           [("default_01", "agent one: the yak lives in the barn")], "agent 1: its own sessions")
+        eq(names(await tool.handler({"query": "zebra yak"}, Request("q", a0, "web", "alice"))),
+           [("default_01", "agent zero: the zebra code is 1234")], "agent 0: its own")
+        eq(names(await tool.handler({"query": "locker"}, Request("q", own, "web", "alice"))),
+           [(own, "my locker code is 4711")], "the request's session, in no chat map")
+        eq(names(await tool.handler({"query": "locker zebra"}, Request("q", own))),
+           [(own, "my locker code is 4711")], "no chat: the request's session alone")
+
+    return run()
+
+
 def test_lite_mode_searches_too():
     dev = mount("lfs2", "/flash", blocks=256)
     mem = claw_memory.open("/flash", mode="lite")

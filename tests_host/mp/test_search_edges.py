@@ -268,7 +268,8 @@ def _fnv1a(b):
 
 def test_block_headers_name_their_range_and_probe_as_documented():
     # docs/FORMAT.md: blocks cover the log back to back from 0 to its end; a block's probe is
-    # the FNV-1a of the file's 16 bytes before its end, masked to 30 bits.
+    # the FNV-1a of the file's 16 << span bytes before its end (span 4: 256; within the
+    # block's range), masked to 30 bits.
     import struct
 
     dev, s = _fresh()
@@ -283,16 +284,85 @@ def test_block_headers_name_their_range_and_probe_as_documented():
     pos = 8
     ranges = []
     while pos < len(raw):
-        tag, bits, n, _, _, body, start, end, prb, sumdl = struct.unpack_from("<2sBBBBHIIII", raw, pos)
+        tag, bits, n, span, _, body, start, end, prb, sumdl = struct.unpack_from("<2sBBBBHIIII", raw, pos)
         eq(tag, b"TB", "a block at %d" % pos)
         ok(1 <= n <= 128 and bits <= 8, "its counts")
-        eq(prb, _fnv1a(data[end - 16 : end]) & 0x3FFFFFFF, "the probe of [%d, %d)" % (start, end))
+        eq(span, 4, "the probe's span")
+        eq(prb, _fnv1a(data[max(start, end - 256) : end]) & 0x3FFFFFFF,
+           "the probe of [%d, %d)" % (start, end))
         ranges.append((start, end))
         pos += 24 + body
     eq(pos, len(raw), "whole blocks")
     ok(len(ranges) >= 2, "(appended in steps)")
     eq([r[0] for r in ranges], [0] + [r[1] for r in ranges[:-1]], "back to back")
     eq(ranges[-1][1], len(data), "to the log's end")
+    dev.unmount()
+
+
+def test_a_log_esp_claw_rewrote_with_records_of_the_same_shape_is_reindexed():
+    # ESP-Claw deletes a session (its log, .idx, .blocked: our .tix stays) and a new
+    # conversation fills it, of the same shape: the same lengths, the same replies, ending
+    # at the same offset (a probe of the 16 bytes before the end, `","role":"assistant"}` and
+    # a newline, kept the stale index, which missed the new records).
+    import espclaw
+
+    dev, s = _fresh()
+    s.close()
+    esp = espclaw.EspClawSessions(D)
+    for code in ("1234", "5678"):
+        esp.persist(SID, [(1, None, "door code %s" % code)])
+        esp.persist(SID, [(2, None, "ok")], turn_completed=True)
+    s = Sessions(D)
+    eq(_texts(s.search("1234", 5)), [("user", "door code 1234")], "indexed")
+    s.close()
+    log = s.path(SID)
+    size = fsutil.size(log)
+    for suf in ("", ".idx", ".blocked"):
+        fsutil.remove(log + suf)
+    esp = espclaw.EspClawSessions(D)
+    for code in ("9999", "4321"):
+        esp.persist(SID, [(1, None, "door code %s" % code)])
+        esp.persist(SID, [(2, None, "ok")], turn_completed=True)
+    eq(fsutil.size(log), size, "(the same size)")
+    s = Sessions(D)
+    eq(_texts(s.search("9999", 5)), [("user", "door code 9999")], "the new records found")
+    eq(s.search("1234", 5), [], "not the old ones")
+    dev.unmount()
+
+
+def test_an_index_of_16_byte_probes_is_read_as_it_is():
+    # Blocks written before the probe's span (span 0: 16 bytes) are checked with their own
+    # span: such an index still serves, and is not rewritten while its probe holds.
+    import struct
+
+    dev, s = _fresh()
+    for n in range(4):
+        _turn(s, SID, n)
+    s.close()
+    log = s.path(SID)
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(log + ".tix", "rb") as f:
+        raw = bytearray(f.read())
+    pos = 8
+    while pos < len(raw):  # as the version before wrote it
+        body, start, end = struct.unpack_from("<HII", raw, pos + 6)
+        raw[pos + 4] = 0
+        struct.pack_into("<I", raw, pos + 16, _fnv1a(data[max(start, end - 16) : end]) & 0x3FFFFFFF)
+        pos += 24 + body
+    with open(log + ".tix", "wb") as f:
+        f.write(raw)
+    s = Sessions(D)
+    eq(_texts(s.search("boiler Hendrik", 1))[0][1][:7], "turn 1:", "found")
+    with open(log + ".tix", "rb") as f:
+        eq(f.read(), bytes(raw), "the old index kept")
+    eq(data[-4:], b'3"}\n', "(the last answer: noted 3)")
+    with open(log, "r+b") as f:  # its last 16 bytes changed: stale, rebuilt with 256-byte probes
+        f.seek(len(data) - 4)
+        f.write(b"7")
+    s = Sessions(D)
+    s.search("boiler", 1)
+    eq([b.span for b in tix.blocks(log + ".tix")[0]], [4], "rebuilt")
     dev.unmount()
 
 
