@@ -77,6 +77,7 @@ TESTS = {
     "session/tix": _SEARCH,
     "session/indexer": _SEARCH,
     "session/search": _SEARCH,
+    "session/hits": _SEARCH,
     "session/archive": _SEARCH + [_MP + "test_session_pending.py"],
     "session/compact": _SESSION + _SEARCH,
     "session/replay": _SESSION + [_MP + "test_search.py", _MP + "test_search_edges.py"],

@@ -8,9 +8,10 @@
 # of the records it names (not the whole block's: a term is in few of them), are kept in one
 # byte pool (up to _POOL bytes; beyond that, where they are, to be read again). The second
 # pass scores those records from the pool, keeping the best 2 x limit + 3 candidates; then
-# their records are read, file by file, and checked: a record that holds none of the query's
-# terms (two terms sharing a bucket and key in a block) is left out; a position that holds no
-# such record means the index is stale: it is written again and the query runs again.
+# their records are read, file by file, and checked (session/hits.py): a record that holds
+# none of the query's terms (two terms sharing a bucket and key in a block) is left out; a
+# position that holds no such record means the index is stale: it is written again and the
+# query runs again.
 # Records after the text index of a log being written (its last few turns, fewer than
 # write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
 # pending turn is not searched. On a full flash (the index cannot be written), what a
@@ -31,9 +32,10 @@ import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import ENOENT, ENOSPC, const
+from .._compat import ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
+from .hits import Kept, Stale, path_hash, verify
 from .write import TAIL
 
 K1 = 1.2
@@ -43,11 +45,6 @@ TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
 _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
-
-
-class Stale(Exception):
-    """An index names a position that holds no such record: write it again (args[0], the
-    data file's path; None: the files in scope changed during the query, run it again)."""
 
 
 def query_hashes(query):
@@ -140,7 +137,7 @@ class _Query:
                 self._file(file, i)
             except OSError as e:
                 self._undo(marks)
-                self._skip(file, e)
+                self.skip(file, e)
         if not self.n:
             return []
         self.avg = self.sumdl / self.n
@@ -149,7 +146,7 @@ class _Query:
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
         self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
-        return self._verify(cands, limit, max_chars)
+        return verify(self, cands, limit, max_chars)
 
     def norm(self, dl):
         return K1 * (1 - B + B * dl / self.avg)
@@ -162,7 +159,7 @@ class _Query:
                 s += self.idf[i] * c * (K1 + 1) / (c + norm)
         return s
 
-    def _skip(self, file, e):
+    def skip(self, file, e):
         # A file that cannot be read: left out, and said so (never "no turn yet")
         if self.note:
             self.note("search: %s left out, not readable: %r" % (file[1], e))
@@ -203,7 +200,7 @@ class _Query:
         if len(self.bpos) > marks[0] or len(self.toff) > marks[2]:
             self.kept.append(place)
             self.korder.append(file[4])
-            self.kpath.append(_path_hash(file[1]))
+            self.kpath.append(path_hash(file[1]))
 
     def _index(self, path, end):
         # The index of `path` brought up to `end`; False when the flash is full: nothing of
@@ -336,7 +333,7 @@ class _Query:
         f = None
         open_fi = -1
         pool = memoryview(self.pool)
-        kept = _Kept(self)  # (only when postings beyond the pool are read again)
+        kept = Kept(self)  # (only when postings beyond the pool are read again)
         try:
             for j in range(len(self.bpos)):
                 fi = self.bfile[j]
@@ -393,110 +390,6 @@ class _Query:
             f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
         return f, fi
 
-    # -- the candidates ----------------------------------------------------------------
-
-    def _verify(self, cands, limit, max_chars):
-        kept = _Kept(self)
-        try:
-            return self._check(cands, limit, max_chars, kept)
-        finally:
-            kept.close()
-
-    def _check(self, cands, limit, max_chars, kept):
-        out = []
-        cands.sort(key=lambda c: (c[2], c[3]))  # file by file, block by block
-        i = 0
-        while i < len(cands):
-            fi = cands[i][2]
-            j = i
-            while j < len(cands) and cands[j][2] == fi:
-                j += 1
-            file = kept.get(fi)
-            try:
-                self._hits(file, cands[i:j], out, limit, max_chars)
-            except OSError as e:
-                if e.args and e.args[0] == ENOENT:
-                    raise Stale(None)  # (gone since the first pass: the listing changed)
-                self._skip(file, e)
-            i = j
-        out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-        res = []
-        for score, _, hit in out[:limit]:
-            hit["score"] = score
-            res.append(hit)
-        return res
-
-    def _hits(self, file, cands, out, limit, max_chars):
-        # One file's candidates read and checked into `out` (the best `limit` so far)
-        sid, path, archived = file[:3]
-        qh = self.qh
-        recs = []  # (offset, length, type, score, order) of this file's candidates
-        with open(path + fmt_.TIX, "rb") if cands[-1][3] >= 0 else fsutil.Nothing() as f:
-            for c in cands:
-                if c[3] < 0:
-                    recs.append(c[4] + (c[0], c[1]))
-                    continue
-                f.seek(c[3])
-                rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
-                recs.append(rec + (c[0], c[1]))
-        with open(path, "rb") as lf:
-            size = lf.seek(0, 2)
-            for off, ln, k, score, order in recs:
-                got, rec = indexer.read_record(lf, off, ln, self.max_record) if (
-                    off + ln <= size) else (0, None)
-                if got != k:
-                    raise Stale(path)
-                tf, dl = indexer.counts(indexer.record_text(rec, k), qh)
-                if not any(tf):
-                    continue  # a collision of two terms' bucket and key in a block
-                key = (round(self.bm25(tf, dl), 4), order)
-                if len(out) == limit and key <= out[-1][:2]:
-                    continue  # (only the best `limit` get their text made)
-                out.append(key + ({
-                    "session": sid, "role": indexer.ROLES[k],
-                    "text": text.clean(indexer.shown_text(rec, k), max_chars), "score": 0.0,
-                    "archived": archived, "offset": off},))
-                rec = None
-                out.sort(key=lambda r: (r[0], r[1]), reverse=True)
-                del out[limit:]
-
-
-class _Kept:
-    """The kept files found again, by walking the listing forward to their places (asked for
-    in ascending order; a place behind starts the listing again)."""
-
-    def __init__(self, q):
-        self.files = q.files
-        self.kept = q.kept
-        self.kpath = q.kpath
-        self.it = None
-        self.at = -1
-        self.file = None
-
-    def get(self, fi):
-        want = self.kept[fi]
-        if self.it is None or want < self.at:
-            self.close()
-            self.it = iter(self.files())
-            self.at = -1
-        while self.at < want:
-            file = next(self.it, None)
-            if file is None:
-                break
-            self.at += 1
-            self.file = file
-        if self.at != want or _path_hash(self.file[1]) != self.kpath[fi]:
-            raise Stale(None)
-        return self.file
-
-    def close(self):
-        # (a listing left open would hold its directory until garbage is collected)
-        close = getattr(self.it, "close", None)  # (a generator: search_files)
-        if close is not None:
-            close()
-        self.it = None
-
-
 class _Top:
     """The best `k` candidates: (score, order, file, block position or -1, ordinal or
     (offset, length, type))."""
@@ -514,11 +407,6 @@ class _Top:
             i -= 1
         it.insert(i, item)
         del it[self.k :]
-
-
-def _path_hash(path):
-    # (hash() is the same for the same text within a run, and costs no Python loop)
-    return hash(path) & 0x3FFFFFFF
 
 
 def _order(order, off):

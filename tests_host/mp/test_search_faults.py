@@ -13,6 +13,7 @@ import claw_memory
 from claw_memory import fsutil
 from claw_memory.core import Request
 from claw_memory.session import Sessions, file_name
+from claw_memory.session import hits as hits_mod
 from claw_memory.session import search as search_mod
 
 HEAP = "8M"
@@ -37,11 +38,11 @@ class _Flaky:
         return open(path, mode)
 
     def __enter__(self):
-        fsutil.open = search_mod.open = self
+        fsutil.open = search_mod.open = hits_mod.open = self
         return self
 
     def __exit__(self, *exc):
-        del fsutil.open, search_mod.open  # (the builtin again)
+        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
         return False
 
 
