@@ -34,6 +34,7 @@ package(
         "session/flat.py",
         "session/flatmsg.py",
         "session/format.py",
+        "session/heads.py",
         "session/hits.py",
         "session/indexer.py",
         "session/listing.py",

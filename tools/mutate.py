@@ -45,7 +45,7 @@ _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test
             _MP + "test_session_opens.py", _MP + "test_session_powercut.py", _MP + "test_golden.py",
             _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py",
             _MP + "test_session_records.py", _MP + "test_session_pending.py",
-            "tests_host/test_session_heap32.py"]
+            _MP + "test_handover_behind.py", "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
            _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py",
            _MP + "test_session_records.py"]
@@ -78,7 +78,8 @@ TESTS = {
     "session/indexer": _SEARCH,
     "session/search": _SEARCH,
     "session/hits": _SEARCH,
-    "session/archive": _SEARCH + [_MP + "test_session_pending.py"],
+    "session/archive": _SEARCH + [_MP + "test_session_pending.py", _MP + "test_handover_behind.py"],
+    "session/heads": _SEARCH + [_MP + "test_handover_behind.py"],
     "session/compact": _SESSION + _SEARCH,
     "session/replay": _SESSION + [_MP + "test_search.py", _MP + "test_search_edges.py"],
     "session/deletion": _SESSION + _SEARCH,

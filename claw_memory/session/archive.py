@@ -16,12 +16,8 @@
 # names).
 #
 # A segment belongs to its log as long as the log is the one it was cut from: the catalog
-# keeps a print of that log's head (head_print), its first record and its first answer,
-# which appends and ESP-Claw's in-place compaction (it keeps every user and final record, in
-# order) leave as they are. ESP-Claw's `/session delete` removes the log and not the
-# segments; a log made again under that name has another head, so the old conversation's
-# segments are not shown as the new one's (Sessions.archived removes them). A rewrite of the
-# log by this library names the new head in the catalog before it commits (`own`).
+# keeps the head print of that log (session/heads.py), and live() leaves out a segment whose
+# log has another.
 #
 # The bound: when the live segments pass `limit` bytes, the oldest are marked dead in the
 # catalog written by that compaction and then removed; a dead entry whose files are gone is
@@ -33,7 +29,6 @@ from array import array
 
 from .. import fsutil, text
 from .._compat import const
-from ..core import FINAL, USER
 from . import format as fmt_
 
 CATALOG = fmt_.CATALOG
@@ -41,9 +36,7 @@ JOURNAL = fmt_.ARCHIVING
 _HEAD = b"CARC 1\n"
 _COMMIT = b"commit\n"
 _LINE_MAX = const(160)
-_PRINT_BYTES = const(256)  # of each record a head print hashes
-_PRINT_ENTRIES = const(32)  # index entries looked through for the first answer
-_HEADS_MAX = const(16)  # head prints a Sessions keeps
+_HEX = b"0123456789abcdef"
 
 
 def seg_path(directory, log_name, seq):
@@ -83,7 +76,7 @@ def live(directory, names=None, owns=None):
     out = {}
     for e in _entries(directory):
         if e[4] and (names is None or e[3] in names) and (
-                owns is None or not e[5] or owns(e[3], e[5])):
+                owns is None or not e[5] or owns(e[3], e[5], e[0])):
             a = out.get(e[3])
             if a is None:
                 a = out[e[3]] = array("I")
@@ -101,13 +94,16 @@ def _parse(line):
     seq = seq.lstrip(b"-")
     if not (seq.isdigit() and size.isdigit() and t.isdigit()):
         return None
+    prints = parts[4].split(b",") if len(parts) == 5 else ()
+    if len(prints) > 2 or not all(len(p) == 8 and all(c in _HEX for c in p) for p in prints):
+        return None
     try:
         name = name.decode()
-        prints = tuple(int(p, 16) for p in parts[4].split(b",")) if len(parts) == 5 else ()
-    except (UnicodeError, ValueError):
+    except UnicodeError:
         return None
-    if not fmt_.is_log_name(name) or len(prints) > 2:
+    if not fmt_.is_log_name(name):
         return None
+    prints = tuple(int(p, 16) for p in prints)
     return [int(seq), int(size), int(t), name, live, prints]
 
 
@@ -122,119 +118,10 @@ def encode(directory, entries):
     return bytes(out)
 
 
-def attached(directory, names, heads, note):
-    """live's segments of the logs in `names` (None: every log), without those of a log that
-    is no longer the one they were cut from: those are removed (drop_session). `heads`:
-    {log name: head print} read so far (a Sessions' cache: a log's print is read once)."""
-    orphans = []
-
-    def owns(name, prints):
-        if name not in heads:
-            if len(heads) >= _HEADS_MAX:
-                heads.clear()  # (a whole data root's logs: read again, not kept in RAM)
-            heads[name] = head_print(directory + "/" + name)
-        p = heads[name]
-        if p is None or p in prints:
-            return True
-        if name not in orphans:
-            orphans.append(name)
-        return False
-
-    out = live(directory, names, owns)
-    for name in orphans:
-        try:
-            drop_session(directory, name)
-            _drop_rest(directory + "/" + name)
-        except OSError as e:  # (a full or failing flash: they stay hidden, removed later)
-            note("%s: archive segments of a deleted session not removed: %s" % (name, e))
-            continue
-        note("%s: archive segments of a session deleted by ESP-Claw removed" % name)
-    return out
-
-
-def _drop_rest(log):
-    """What else of ours ESP-Claw's deletion of `log` left, when no log was made again: its
-    text index, and its unfinished turn (begun on a log that is gone: Pending drops it)."""
-    if fsutil.exists(log):
-        return
-    fsutil.remove(log + fmt_.TIX)
-    f = fsutil.open_existing(log + fmt_.PEND)
-    if f is not None:
-        with f:
-            starts = fmt_.read_pending_head(f)
-        if starts is None or starts[-1] > 0:
-            fsutil.remove(log + fmt_.PEND)
-
-
-def owner(log):
-    """An `owns` for live and segments that reads the head print of `log` once, when a
-    segment asks."""
-    got = []
-
-    def owns(name, prints):
-        if not got:
-            got.append(head_print(log))
-        return got[0] is None or got[0] in prints
-
-    return owns
-
-
 def segments(directory, log_name, owns=None):
     """[(seq, path, size)] of a log's live segments, oldest first (`owns`: as live's)."""
     a = live(directory, (log_name,), owns).get(log_name, ())
     return [(a[i], seg_path(directory, log_name, a[i]), a[i + 1]) for i in range(0, len(a), 2)]
-
-
-def head_print(log, idx=None):
-    """The print of a log's head: FNV-1a of the lengths and first bytes of its first user or
-    final record and of its first final record (an answer). 0 for a missing or empty log;
-    None when its index (`idx`, default `<log>.idx`) cannot tell (no answer among its first
-    entries)."""
-    n = fsutil.size(log)
-    if n <= 0:
-        return 0
-    f = fsutil.open_existing(idx or log + fmt_.IDX)
-    if f is None:
-        return None
-    heads = []
-    with f:
-        count = fmt_.entry_count(f.seek(0, 2))
-        f.seek(0)
-        if f.read(fmt_.HDR) != fmt_.HEADER or count <= 0:
-            return None
-        for i, off, ln, t, b in fmt_.entries(f, min(count, _PRINT_ENTRIES)):
-            if t == FINAL or (t == USER and not heads):
-                heads.append((off, ln, t))
-                if t == FINAL:
-                    break
-    if not heads or heads[-1][2] != FINAL:
-        return None
-    h = 0x811C9DC5
-    with open(log, "rb") as lf:
-        for off, ln, t in heads:
-            if off + ln > n:
-                return None
-            lf.seek(off)
-            h = text.fnv1a32(b"%d:" % ln + lf.read(min(ln, _PRINT_BYTES)), h)
-    return h
-
-
-def own(log):
-    """Before a rewrite of `log` commits (its `.tmp` and `.idx.tmp` written): its segments'
-    entries accept the new log's head print beside the one they had, so that a power cut on
-    either side of the commit leaves them their log's (the next compaction into the archive
-    keeps the new one alone); when the new log's print cannot be told, they keep none."""
-    directory, name = log.rsplit("/", 1)
-    entries = read(directory)
-    mine = [e for e in entries if e[3] == name and e[5]]
-    if not mine:
-        return
-    new = head_print(log + fmt_.TMP, log + fmt_.IDX_TMP)
-    if new is not None and all(new in e[5] for e in mine):
-        return
-    for e in mine:
-        e[5] = () if new is None else (e[5][-1], new)
-    write_catalog(directory, entries)
 
 
 def plan(directory, log_name, size, limit, now=0, prints=()):
@@ -335,12 +222,12 @@ def _whole(tmp):
         return f.read(len(_HEAD)) == _HEAD and not fsutil.ends_torn(tmp)
 
 
-def drop_session(directory, log_name):
-    """Remove a log's segments: marked dead in the catalog first, then their files, then
-    the catalog without them (it names no deleted session). Safe to repeat (a deletion
-    journal's settle does)."""
+def drop_session(directory, log_name, seqs=None):
+    """Remove a log's segments (`seqs`: those of them): marked dead in the catalog first,
+    then their files, then the catalog without them (it names no deleted session). Safe to
+    repeat (a deletion journal's settle does)."""
     entries = read(directory)
-    mine = [e for e in entries if e[3] == log_name]
+    mine = [e for e in entries if e[3] == log_name and (seqs is None or e[0] in seqs)]
     if not mine:
         return False
     if any(e[4] for e in mine):
@@ -348,7 +235,7 @@ def drop_session(directory, log_name):
             e[4] = False
         write_catalog(directory, entries)
     remove_dead(directory, mine)
-    write_catalog(directory, [e for e in entries if e[3] != log_name])
+    write_catalog(directory, [e for e in entries if not any(e is m for m in mine)])
     return True
 
 

@@ -36,7 +36,8 @@ def _parse(k):
 def files(log):
     """The files of a session that keep its records byte for byte, oldest first: its
     archive segments, the log, the pending file."""
-    from .archive import owner, segments
+    from .archive import segments
+    from .heads import owner
 
     d, name = log.rsplit("/", 1)
     return tuple(s[1] for s in segments(d, name, owner(log))) + (log, log + fmt_.PEND)

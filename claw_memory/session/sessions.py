@@ -6,6 +6,8 @@
 # points past its log. RAM: the index is streamed in chunks and records are read one at a
 # time by offset.
 
+from array import array
+
 from .. import fsutil
 from .._compat import const, unix_time
 from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
@@ -61,7 +63,10 @@ class Sessions:
         self._cache = {}
         self._order = []
         self._deletions = []  # [log, serial] of the latest deletions
-        self._heads = {}  # {log name: head print} of logs with archive segments (archived)
+        # Name key, head print of logs with archive segments (archived; a print that no longer
+        # matches the catalog is read again, so neither our rewrites nor another Sessions'
+        # make it wrong).
+        self._heads = array("I")
         self._serial = 0
         self._settled = False  # a deletion cut by a power loss finished (first use)
         # A function yielding every session id the chat maps name (the Memory sets it to
@@ -139,7 +144,6 @@ class Sessions:
 
     def _forget(self, log):
         self._cache.pop(log, None)
-        self._heads.pop(log.rsplit("/", 1)[-1], None)  # a rewrite may change its head
         if log in self._order:
             self._order.remove(log)
 
@@ -298,7 +302,7 @@ class Sessions:
         """{log name: array of seq, size, ...} of the live archive segments of the logs in
         `names` (None: all), oldest first; the segments of a log ESP-Claw deleted (and
         perhaps made again) are removed (archive.attached)."""
-        from .archive import attached
+        from .heads import attached
 
         self._settle()
         return attached(self.dir, names, self._heads, self._note)

@@ -16,6 +16,7 @@ from turns import esp_replay, final as _final, tags as _tags, turn as _turn, use
 from claw_memory import fsutil
 from claw_memory.session import Sessions, file_name
 from claw_memory.session import archive as arc
+from claw_memory.session import heads
 
 HEAP = "16M"
 PEND = ".pending"
@@ -125,7 +126,7 @@ def test_a_session_esp_claw_deleted_leaves_nothing_that_comes_back():
         for suffix in (PEND, ".tix"):
             ok(not fsutil.exists(_log() + suffix), "%s: the search removed its %s too" % (kind, suffix))
         _nothing_of_the_old_session(kind, s, segs, [])
-        ok(any("deleted by ESP-Claw" in n for n in notes), "%s: noted: %r" % (kind, notes))
+        ok(any("ESP-Claw deleted" in n for n in notes), "%s: noted: %r" % (kind, notes))
         dev.unmount()
 
 
@@ -152,6 +153,126 @@ def test_a_new_session_of_ours_under_a_name_esp_claw_deleted_is_not_the_old_one(
         s.persist(SID, [(2, None, "final fresh")], turn_completed=True)
         _nothing_of_the_old_session(kind, s, segs, [("user", "user fresh"), ("assistant", "final fresh")])
         dev.unmount()
+
+
+def test_a_new_session_esp_claw_made_under_the_name_whose_first_turn_is_not_answered():
+    # ESP-Claw logs the user record at once: a log with no answer yet is still another log.
+    dev, segs = _archived_session("lfs2")
+    dev = dev.reboot()
+    _esp_delete()
+    espclaw.EspClawSessions(D).persist(SID, [(1, _user("fresh"), None)])
+    s = Sessions(D, size_limit=6000)
+    _nothing_of_the_old_session("lfs2", s, segs, [("user", "user fresh")])
+    dev.unmount()
+
+
+def _segs():
+    return [seq for seq, p, size in arc.segments(D, file_name(SID))]
+
+
+def test_an_emptied_log_keeps_its_archive():
+    # (damage, or ESP-Claw's reset of a session it rejects: the log is there, with no head)
+    for kind in ("lfs2", "fat"):
+        dev, segs = _archived_session(kind)
+        with open(_log(), "wb"):
+            pass
+        s = Sessions(D, size_limit=6000)
+        ok(any(h["archived"] for h in s.search("boiler Hendrik", 5, [SID])), "%s: still found" % kind)
+        eq(_segs(), [seq for seq, p, size in segs], "%s: every segment kept" % kind)
+        dev.unmount()
+
+
+def test_another_sessions_compaction_does_not_make_the_archive_an_orphan():
+    # A's head print of the log is from before B compacted it into the archive again.
+    dev, segs = _archived_session("lfs2")
+    notes = []
+    a = Sessions(D, size_limit=6000, log=notes.append)
+    ok(a.search("boiler Hendrik", 5), "(A has read the log's head)")
+    b = Sessions(D, size_limit=6000)
+    for i in range(30, 45):
+        _topic_turn(b, SID, i, pad="p" * 40)
+    more = _segs()
+    ok(len(more) > len(segs), "(B compacted into the archive)")
+    ok(any(h["archived"] for h in a.search("boiler Hendrik", 50, [SID])), "A still finds the archive")
+    eq(_segs(), more, "every segment kept")
+    eq([n for n in notes if "removed" in n], [], "nothing removed")
+    dev.unmount()
+
+
+def test_rewrites_that_fail_before_their_commit_keep_the_archive_the_logs():
+    # Each names the log on flash and the new one: two failed in a row leave the log as it was.
+    dev, segs = _archived_session("lfs2")
+    real = fsutil.commit
+
+    def failing(journal, paths):
+        raise OSError(5, "EIO")
+
+    fsutil.commit = failing
+    try:
+        s = Sessions(D, size_limit=6000, archive_limit=0)
+        for i in range(30, 50):
+            _topic_turn(s, SID, i, pad="p" * 40)
+        s = Sessions(D, size_limit=4500, archive_limit=0)
+        _topic_turn(s, SID, 60, pad="p" * 40)
+    finally:
+        fsutil.commit = real
+    s = Sessions(D, size_limit=6000)
+    ok(any(h["archived"] for h in s.search("boiler Hendrik", 50, [SID])), "the archive found")
+    eq(_segs(), [seq for seq, p, size in segs], "every segment kept")
+    dev.unmount()
+
+
+def test_a_line_whose_print_is_not_its_logs_takes_only_its_segment():
+    dev, segs = _archived_session("lfs2")
+    ok(len(segs) >= 2, "(several segments)")
+    with open(D + "/archive.list", "rb") as f:
+        lines = f.read().split(b"\n")
+    head, p = lines[1].rsplit(b" ", 1)
+    lines[1] = head + b" " + (b"%08x" % (int(p, 16) ^ 0x10000))  # another first record
+    with open(D + "/archive.list", "wb") as f:
+        f.write(b"\n".join(lines))
+    s = Sessions(D, size_limit=6000)
+    s.search("boiler Hendrik", 5, [SID])
+    eq(_segs(), [seq for seq, p, size in segs[1:]], "the others stay")
+    ok(not fsutil.exists(segs[0][1]), "that one removed")
+    dev.unmount()
+
+
+def test_a_catalog_line_with_a_bad_print_field_is_damaged():
+    for field in (b"1234567", b"ABCDEF01", b"0x123456", b"-1234567", b"12345678,1,2", b"1234567g",
+                  b"12345678,12345678,12345678", b""):
+        ok(arc._parse(b"3 100 0 s_a_00000000.log " + field + b"\n") is None, "refused: %r" % field)
+    eq(arc._parse(b"3 100 0 s_a_00000000.log 0000abcd,12345678\n")[5], (0xABCD, 0x12345678), "two prints")
+    eq(arc._parse(b"3 100 0 s_a_00000000.log\n")[5], (), "none")
+
+
+def test_a_whole_root_search_reads_each_head_once():
+    dev = mount("lfs2", "/flash", blocks=1024)
+    fsutil.makedirs(D)
+    s = Sessions(D, size_limit=4000)
+    sids = ["chat:web:u%d:default_01" % n for n in range(20)]
+    for sid in sids:
+        for i in range(14):
+            _topic_turn(s, sid, i, pad="p" * 40)
+    ok(all(arc.segments(D, file_name(sid)) for sid in sids), "(20 logs with segments)")
+    s = Sessions(D, size_limit=4000)
+    real = heads.head_print
+    calls = []
+
+    def counted(log, idx=None):
+        calls.append(log)
+        return real(log, idx)
+
+    heads.head_print = counted
+    try:
+        s.search("boiler Hendrik", 5)
+        eq(len(calls), 20, "each log's head read by the first search")
+        del calls[:]
+        s.search("violin lesson", 5)
+        eq(calls, [], "and not again")
+    finally:
+        heads.head_print = real
+    dev.unmount()
 
 
 def test_esp_claw_compacting_the_log_in_place_keeps_its_archive():
