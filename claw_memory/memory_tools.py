@@ -10,6 +10,7 @@ from .core import MissingContent, Tool
 from .chat_tools import INCOGNITO, args, err, failed, required
 
 _LIST_MAX = const(16384)  # bytes of items in a memory_list result
+_PIECE = const(1024)  # bytes of the pieces a memory_list result is copied out in
 
 _STORE_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"},"content":{"type":"string"},'
                       '"tags":{"type":"string"},"keywords":{"type":"string"},"expires":{"type":"string"}},'
@@ -24,6 +25,29 @@ _LIST_SCHEMA = const('{"type":"object","properties":{}}')
 _FORGET_SCHEMA = const('{"type":"object","properties":{"memory_id":{"type":"string"}},"required":["memory_id"]}')
 
 _INVALID_LABELS = const("summary_labels must be copied exactly from the current memory summary label catalog")
+
+
+def _as_str(box, n):
+    # The buffer in `box` (its only holder), its first n bytes as a str, needing one large
+    # free run, not two: copied out in small pieces (cut between characters) by a function
+    # that returns, so that no frame's stale slot still names the buffer or a view of it,
+    # then the pieces joined once (the allocation collects garbage when it finds no run: the
+    # buffer's is free then). A str made from the whole buffer needs a second run of its size
+    # while the buffer is alive: on a fragmented heap at capacity there may be none.
+    return "".join(_pieces(box, n))
+
+
+def _pieces(box, n):
+    buf = box.pop()
+    pieces = []
+    i = 0
+    while i < n:
+        j = min(i + _PIECE, n)
+        while j < n and buf[j] & 0xC0 == 0x80:
+            j -= 1  # (a UTF-8 continuation byte: the cut goes before its character)
+        pieces.append(str(memoryview(buf)[i:j], "utf-8"))
+        i = j
+    return pieces
 
 
 def _ok(action, changed, memory_id=None, summary=None, items=None, extra=""):
@@ -182,8 +206,8 @@ class MemoryTools:
     async def memory_list(self, raw=None, request=None):
         # The whole result stays within 16 KiB and valid JSON (ESP-Claw cut its 32 KiB
         # buffer mid-text). It is written into one buffer allocated first, items read one at
-        # a time: a list of item strings joined at the end needs the result's size twice in
-        # RAM, and a contiguous block after the items' garbage.
+        # a time (item strings joined at the end would scatter over the heap, in its largest
+        # free run too), then made a str through _as_str.
         try:
             total = self.store.count()
             # how full the store is: the eviction at capacity is no surprise
@@ -206,7 +230,9 @@ class MemoryTools:
             end = tail if count < total else ("]" + full).encode()
             buf[n : n + len(end)] = end
             n += len(end)
-            return True, str(memoryview(buf)[:n], "utf-8")
+            box = [buf]
+            buf = None  # (only the box holds it: _as_str lets it go)
+            return True, _as_str(box, n)
         except Exception as e:  # noqa: BLE001
             return failed("memory_list", e, self._log)
 

@@ -6,8 +6,6 @@
 # points past its log. RAM: the index is streamed in chunks and records are read one at a
 # time by offset.
 
-from array import array
-
 from .. import fsutil
 from .._compat import const, unix_time
 from ..core import BLOCK_TEXT, OPENAI, SessionBlocked, backend_format, note
@@ -65,8 +63,8 @@ class Sessions:
         self._deletions = []  # [log, serial] of the latest deletions
         # Name key, head print of logs with archive segments (archived; a print that no longer
         # matches the catalog is read again, so neither our rewrites nor another Sessions'
-        # make it wrong).
-        self._heads = array("I")
+        # make it wrong). Made at the first search: nothing is allocated for it at open.
+        self._heads = None
         self._serial = 0
         self._settled = False  # a deletion cut by a power loss finished (first use)
         # A function yielding every session id the chat maps name (the Memory sets it to
@@ -305,6 +303,10 @@ class Sessions:
         from .heads import attached
 
         self._settle()
+        if self._heads is None:
+            from array import array
+
+            self._heads = array("I")
         return attached(self.dir, names, self._heads, self._note)
 
     def records(self, session_id=None, file=None):
