@@ -5,6 +5,7 @@ root folder, `verify` lists problems, `repair` says it repaired exactly those, a
 import hashlib
 import json
 import os
+import struct
 
 import pytest
 
@@ -113,3 +114,24 @@ def test_no_damage_left_after_repair(tmp_path, capsys, case):
     _json(capsys, "repair", root, "--json")
     rc, v = _json(capsys, "verify", root, "--json")
     assert (rc, v["problems"]) == (0, []), "no damage left in the files"
+
+
+def test_an_unfinished_turn_esp_claw_moved_past_is_listed_and_removed(tmp_path, capsys):
+    # ESP-Claw's firmware answered a turn after ours began (its record and index entry
+    # appended): verify names the superseded turn, repair removes it.
+    root = str(tmp_path / "root")
+    _good(root)
+    log = os.path.join(root, "sessions", claw_memory.session.file_name(SID))
+    rec = b'{"role":"user","content":"asked on ESP-Claw"}\n'
+    size = os.path.getsize(log)
+    with open(log, "ab") as f:
+        f.write(rec)
+    with open(log + ".idx", "ab") as f:
+        f.write(struct.pack("<IIBB", size, len(rec), 1, 1))
+    rc1, v1 = _json(capsys, "verify", root, "--json")
+    assert rc1 == 1 and any("moved past" in p for p in v1["problems"]), v1
+    rc2, r = _json(capsys, "repair", root, "--json")
+    assert r["repaired"] == v1["problems"] and r["not_repaired"] == []
+    rc3, v2 = _json(capsys, "verify", root, "--json")
+    assert (rc3, v2["problems"]) == (0, [])
+    assert not os.path.exists(log + ".pending")

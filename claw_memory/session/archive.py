@@ -16,8 +16,9 @@
 # names).
 #
 # A segment belongs to its log as long as the log is the one it was cut from: the catalog
-# keeps the head print of that log (session/heads.py), and live() leaves out a segment whose
-# log has another.
+# keeps the head print of that log (head_print; a rewrite of the log by this library names
+# the new head before it commits: `own`), and live() leaves out a segment whose log has
+# another (session/heads.py).
 #
 # The bound: when the live segments pass `limit` bytes, the oldest are marked dead in the
 # catalog written by that compaction and then removed; a dead entry whose files are gone is
@@ -29,6 +30,7 @@ from array import array
 
 from .. import fsutil, text
 from .._compat import const
+from ..core import FINAL, USER
 from . import format as fmt_
 
 CATALOG = fmt_.CATALOG
@@ -36,6 +38,8 @@ JOURNAL = fmt_.ARCHIVING
 _HEAD = b"CARC 1\n"
 _COMMIT = b"commit\n"
 _LINE_MAX = const(160)
+_PRINT_BYTES = const(256)  # of each record a head print hashes
+_PRINT_ENTRIES = const(32)  # index entries looked through for the first answer
 _HEX = b"0123456789abcdef"
 
 
@@ -122,6 +126,64 @@ def segments(directory, log_name, owns=None):
     """[(seq, path, size)] of a log's live segments, oldest first (`owns`: as live's)."""
     a = live(directory, (log_name,), owns).get(log_name, ())
     return [(a[i], seg_path(directory, log_name, a[i]), a[i + 1]) for i in range(0, len(a), 2)]
+
+
+def head_print(log, idx=None):
+    """The print of a log's head, 32 bits: in the high half the 32-bit FNV-1a of its first
+    user or final record, in the low half that of its first final record (an answer), 0 when
+    there is none among its first entries yet; each over the record's length and first bytes.
+    0 for a missing log; None when it cannot be told (an empty log, an index (`idx`, default
+    `<log>.idx`) that names no such record)."""
+    n = fsutil.size(log)
+    if n < 0:
+        return 0
+    f = fsutil.open_existing(idx or log + fmt_.IDX) if n else None
+    if f is None:
+        return None
+    heads = []
+    with f:
+        count = fmt_.entry_count(f.seek(0, 2))
+        f.seek(0)
+        if f.read(fmt_.HDR) != fmt_.HEADER or count <= 0:
+            return None
+        for i, off, ln, t, b in fmt_.entries(f, min(count, _PRINT_ENTRIES)):
+            if t == FINAL or (t == USER and not heads):
+                heads.append((off, ln))
+                if t == FINAL:
+                    if len(heads) == 1:
+                        heads.append((off, ln))  # (the first record is the answer: both halves)
+                    break
+    if not heads:
+        return None
+    out = 0
+    with open(log, "rb") as lf:
+        for i, (off, ln) in enumerate(heads):
+            if off + ln > n:
+                return None
+            lf.seek(off)
+            h = text.fnv1a32(b"%d:" % ln + lf.read(min(ln, _PRINT_BYTES)))
+            out |= ((h >> 16 ^ h) & 0xFFFF or 1) << (16 if i == 0 else 0)
+    return out
+
+
+def own(log):
+    """Before a rewrite of `log` commits (its `.tmp` and `.idx.tmp` written): its segments'
+    entries name the head prints of the log on flash and of the new one, so that a power cut
+    or a failure on either side of the commit leaves them their log's (the next compaction
+    into the archive keeps the new one alone); when either cannot be told, they name none."""
+    directory, name = log.rsplit("/", 1)
+    entries = read(directory)
+    mine = [e for e in entries if e[3] == name and e[5]]
+    if not mine:
+        return
+    new = head_print(log + fmt_.TMP, log + fmt_.IDX_TMP)
+    cur = head_print(log)  # (the log on flash: a rewrite that failed before left it as it was)
+    both = () if new is None or cur is None else (cur, new) if cur != new else (new,)
+    if all(e[5] == both for e in mine):
+        return
+    for e in mine:
+        e[5] = both
+    write_catalog(directory, entries)
 
 
 def plan(directory, log_name, size, limit, now=0, prints=()):

@@ -162,10 +162,9 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
     segment = None
     if arch:
         from . import archive
-        from .heads import head_print
 
         d, name = log.rsplit("/", 1)
-        p = head_print(log + fmt_.TMP, idx + fmt_.TMP)
+        p = archive.head_print(log + fmt_.TMP, idx + fmt_.TMP)
         entries, n = archive.plan(d, name, seg, archive_limit, now, () if p is None else (p,))
         archive.begin(d, name, n)
         segment = archive.seg_path(d, name, n)
@@ -184,7 +183,7 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         archive.finish(d, name)
         note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
     else:
-        from .heads import own
+        from .archive import own
 
         own(log)  # the segments a former compaction made stay this log's
         fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])

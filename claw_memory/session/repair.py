@@ -258,7 +258,7 @@ def _rewrite(log, plan, limit, pend):
     if pend and pend[0]:
         out = None  # bridge needs a buffer of its own
         pend[1] = pend[2] = bridge(log, pend[1], plan.log_size, pos[0])
-    from .heads import own
+    from .archive import own
 
     own(log)
     fsutil.commit(log + fmt_.COMMIT, [log, idx])
