@@ -21,11 +21,12 @@ _HEADS_MAX = const(128)  # head prints a Sessions keeps (8 bytes each)
 _NONE = const(1)  # a cached print that cannot be told (a print's high half is never 0)
 
 
-def attached(directory, names, heads, note):
+def attached(directory, names, heads, note, limit):
     """live's segments of the logs in `names` (None: every log), without those of a log that
     is no longer the one they were cut from: those are removed. `heads`: a Sessions' cache
     of head prints (array of name key, print pairs), read again before anything is removed
-    (another Sessions on the root may have compacted the log since)."""
+    (another Sessions on the root may have compacted the log since); `limit`: the record
+    size bound."""
     bad = []  # [name, seq] of the segments whose log is not theirs
 
     def owns(name, prints, seq):
@@ -49,7 +50,7 @@ def attached(directory, names, heads, note):
         done.append(name)
         try:
             archive.drop_session(directory, name, [q for n, q in bad if n == name])
-            _drop_rest(directory + "/" + name)
+            _drop_rest(directory + "/" + name, limit, note)
         except OSError as e:  # (a full or failing flash: they stay hidden, removed later)
             note("%s: archive segments of a deleted session not removed: %s" % (name, e))
             continue
@@ -89,18 +90,16 @@ def _cache(heads, k, p):
     heads.append(_NONE if p is None else p)
 
 
-def _drop_rest(log):
+def _drop_rest(log, limit, note):
     """What else of ours ESP-Claw's deletion of `log` left, when no log was made again: its
-    text index, and its unfinished turn (begun on a log that is gone: Pending drops it)."""
+    text index, and its unfinished turn (begun on a log that is gone: Pending drops it, as
+    an open of the session would; `limit`: the record size bound)."""
     if fsutil.exists(log):
         return
     fsutil.remove(log + fmt_.TIX)
-    f = fsutil.open_existing(log + fmt_.PEND)
-    if f is not None:
-        with f:
-            starts = fmt_.read_pending_head(f)
-        if starts is None or starts[-1] > 0:
-            fsutil.remove(log + fmt_.PEND)
+    from .pending import Pending
+
+    Pending(log, limit).settle(note)
 
 
 def owner(log):

@@ -139,14 +139,18 @@ def bridge(log, end, old, new):
     pending file): the header names the old and the new log's sizes, so the turn is pending
     in whichever of them a power cut leaves; rebase_pending then names the new one alone.
     Returns the file's new size."""
-    pend = log + fmt_.PEND
+    return _rehead(log + fmt_.PEND, fmt_.pending_head(old, new), end)
 
+
+def _rehead(pend, head, end):
+    # The pending file written again with the header `head` and its records (up to `end`,
+    # not a stale rest after them); its new size.
     def write(out):
-        out.write(fmt_.pending_head(old, new))
+        out.write(head)
         with open(pend, "rb") as f:
             fmt_.read_pending_head(f)
-            head = f.tell()
-            out.copy(f, head, end - head)
+            at = f.tell()
+            out.copy(f, at, end - at)
 
     fsutil.replace(pend, write)
     return fsutil.size(pend)
@@ -161,13 +165,4 @@ def rebase_pending(log, st):
     with open(pend, "rb") as f:
         if fmt_.read_pending_head(f) == (max(st.log_size, 0),):
             return
-
-    def write(out):
-        out.write(fmt_.pending_head(max(st.log_size, 0)))
-        with open(pend, "rb") as f:
-            fmt_.read_pending_head(f)
-            head = f.tell()
-            out.copy(f, head, st.pend_size - head)  # the records, not a stale rest after them
-
-    fsutil.replace(pend, write)
-    st.pend_size = st.pend_file = fsutil.size(pend)
+    st.pend_size = st.pend_file = _rehead(pend, fmt_.pending_head(max(st.log_size, 0)), st.pend_size)

@@ -299,7 +299,7 @@ class Sessions:
     def archived(self, names=None):
         """{log name: array of seq, size, ...} of the live archive segments of the logs in
         `names` (None: all), oldest first; the segments of a log ESP-Claw deleted (and
-        perhaps made again) are removed (archive.attached)."""
+        perhaps made again) are removed (heads.attached)."""
         from .heads import attached
 
         self._settle()
@@ -307,7 +307,7 @@ class Sessions:
             from array import array
 
             self._heads = array("I")
-        return attached(self.dir, names, self._heads, self._note)
+        return attached(self.dir, names, self._heads, self._note, self.max_record_bytes)
 
     def records(self, session_id=None, file=None):
         """(type, backend, JSON bytes) of every record, logged then pending, in order; damaged

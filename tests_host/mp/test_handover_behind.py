@@ -115,11 +115,17 @@ def _nothing_of_the_old_session(kind, s, segs, want):
             ok(b"secret unfinished" not in f.read(), "%s: its unfinished turn removed" % kind)
 
 
+def _deleted_by_esp_claw(kind):
+    # An archived session with an unfinished turn, deleted by ESP-Claw's firmware.
+    dev, segs = _archived_session(kind)
+    dev = dev.reboot()
+    _esp_delete()
+    return dev, segs
+
+
 def test_a_session_esp_claw_deleted_leaves_nothing_that_comes_back():
     for kind in ("lfs2", "fat"):
-        dev, segs = _archived_session(kind)
-        dev = dev.reboot()
-        _esp_delete()
+        dev, segs = _deleted_by_esp_claw(kind)
         notes = []
         s = Sessions(D, size_limit=6000, log=notes.append)
         eq(s.search("Lena", 5), [], "%s: a search of the whole root finds nothing" % kind)
@@ -132,9 +138,7 @@ def test_a_session_esp_claw_deleted_leaves_nothing_that_comes_back():
 
 def test_a_new_session_under_a_name_esp_claw_deleted_is_not_the_old_one():
     for kind in ("lfs2", "fat"):
-        dev, segs = _archived_session(kind)
-        dev = dev.reboot()
-        _esp_delete()
+        dev, segs = _deleted_by_esp_claw(kind)
         _esp_turn("fresh")  # `/session new` with the same name, and a turn
         s = Sessions(D, size_limit=6000)
         _nothing_of_the_old_session(kind, s, segs, [("user", "user fresh"), ("assistant", "final fresh")])
@@ -145,9 +149,7 @@ def test_a_new_session_of_ours_under_a_name_esp_claw_deleted_is_not_the_old_one(
     # Made again by this library (`/session new` with the same name on our firmware): its
     # index names its first turn from the start, so its head is read.
     for kind in ("lfs2", "fat"):
-        dev, segs = _archived_session(kind)
-        dev = dev.reboot()
-        _esp_delete()
+        dev, segs = _deleted_by_esp_claw(kind)
         s = Sessions(D, size_limit=6000)
         s.persist(SID, [(1, None, "user fresh")])
         s.persist(SID, [(2, None, "final fresh")], turn_completed=True)
@@ -157,9 +159,7 @@ def test_a_new_session_of_ours_under_a_name_esp_claw_deleted_is_not_the_old_one(
 
 def test_a_new_session_esp_claw_made_under_the_name_whose_first_turn_is_not_answered():
     # ESP-Claw logs the user record at once: a log with no answer yet is still another log.
-    dev, segs = _archived_session("lfs2")
-    dev = dev.reboot()
-    _esp_delete()
+    dev, segs = _deleted_by_esp_claw("lfs2")
     espclaw.EspClawSessions(D).persist(SID, [(1, _user("fresh"), None)])
     s = Sessions(D, size_limit=6000)
     _nothing_of_the_old_session("lfs2", s, segs, [("user", "user fresh")])
