@@ -199,8 +199,12 @@ class SessionTool:
         a = args(raw)
         if a is None:
             return True, self.chats.usage()
+        from .chats import agent_of
+
+        # (the calling agent's sessions of the chat: ESP-Claw's session ids name the agent)
         return True, self.chats.command(getattr(request, "channel", None),
-                                        getattr(request, "chat_id", None), a.get("command", ""))
+                                        getattr(request, "chat_id", None), a.get("command", ""),
+                                        agent_of(getattr(request, "session_id", None)))
 
     def tool(self):
         return Tool("session_command", "Manage this chat's sessions: the text after /session "

@@ -163,17 +163,18 @@ class Memory:
         """The core.Hooks for the agent loop (lite mode: gate and persist only)."""
         return self._memory_hooks().hooks(self.mode == FULL)
 
-    def session_command(self, channel, chat_id, command):
-        """The /session command for chat front ends; returns the reply text.
-        `new --incognito [name]` starts a session that writes nothing (Chats)."""
-        return self.chats.command(channel, chat_id, command)
+    def session_command(self, channel, chat_id, command, agent=0):
+        """The /session command for chat front ends (agent `agent`'s sessions of the chat);
+        returns the reply text. `new --incognito [name]` starts a session that writes nothing
+        (Chats)."""
+        return self.chats.command(channel, chat_id, command, agent)
 
-    def memory_command(self, channel, chat_id, command):
+    def memory_command(self, channel, chat_id, command, agent=0):
         """The /memory command for chat front ends (the text after `/memory`): `undo` takes
-        back the last change to long-term memory in the chat's current session, `why <id>`
-        says where a memory came from; returns the reply text."""
+        back the last change to long-term memory in the chat's current session (agent
+        `agent`'s), `why <id>` says where a memory came from; returns the reply text."""
         from .wiring import memory_command
-        return memory_command(self, channel, chat_id, command)
+        return memory_command(self, channel, chat_id, command, agent)
 
     def skills(self):
         from . import skills

@@ -77,7 +77,7 @@ def chat_sessions(mem, chat, agent=0):
     return tuple(key + ":" + alias for alias in state[1])
 
 
-def memory_command(mem, channel, chat_id, command):
+def memory_command(mem, channel, chat_id, command, agent=0):
     """Memory.memory_command()."""
     if mem.store is None:
         return "Long-term memory is not used in LITE mode."
@@ -87,7 +87,7 @@ def memory_command(mem, channel, chat_id, command):
 
     tools(mem, False)  # the memory tools, made once
     try:
-        return run(mem._memory_tools, mem.chats.session_id(channel, chat_id), command)
+        return run(mem._memory_tools, mem.chats.session_id(channel, chat_id, agent), command)
     except Exception as e:  # noqa: BLE001 -- the user gets a reply, the log the cause
         from .core import note
 

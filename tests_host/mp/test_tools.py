@@ -212,4 +212,16 @@ async def test_session_command_tool():
     eq(out, "Session command failed: missing chat context.", "no chat context")
     good, out, js = await _run(tools, "session_command", "[1]")
     ok(out.startswith("Usage:"), "not an object: usage")
+    # Agent 2's request manages agent 2's sessions of the chat, not agent 0's
+    a2 = Request("t", mem.chats.session_id("web", "local", 2), "web", "local")
+    good, out, js = await _run(tools, "session_command", {"command": "new side"}, a2)
+    eq(out, "Started a new session: side", "agent 2: new")
+    eq(mem.chats.session_id("web", "local", 2), "agent:2:chat:web:local:side", "agent 2's current session")
+    eq(mem.chats.session_id("web", "local"), "chat:web:local:project-a", "agent 0's unchanged")
+    good, out, js = await _run(tools, "session_command", {"command": "list"}, a2)
+    eq(out, "Sessions:\n* default_01\n* side (current)", "agent 2: its own list")
+    eq(mem.session_command("web", "local", "switch default_01", 2), "Switched to session: default_01",
+       "Memory.session_command with agent=")
+    eq(mem.chats.session_id("web", "local", 2), "agent:2:chat:web:local:default_01", "agent 2 switched")
+    eq(mem.chats.session_id("web", "local"), "chat:web:local:project-a", "agent 0's still unchanged")
     dev.unmount()

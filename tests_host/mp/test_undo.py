@@ -11,6 +11,7 @@ from mptest import Clock, eq, ok
 
 import claw_memory
 from claw_memory.core import Request
+from claw_memory.memory_text import message
 
 HEAP = "8M"
 SID = "chat:web:local:default_01"
@@ -230,6 +231,15 @@ async def test_memory_command():
     why = mem.memory_command("web", "local", "why " + mid)
     ok(why.startswith('%s "User runs on Sundays"' % mid) and '"I run every Sunday"' in why, why)
     ok(mem.memory_command("web", "local", "why nope").startswith("No memory nope"), "unknown id")
+    # Agent 2's /memory undo is about agent 2's session of the chat: agent 0's change stays
+    a2 = mem.chats.session_id("web", "local", 2)
+    mem.sessions.persist(a2, [(1, None, "I swim on Mondays")])
+    await _run(mem, tools, "memory_store", {"content": "User swims on Mondays", "tags": "sport"}, sid=a2,
+               text="I swim on Mondays")
+    eq(mem.memory_command("web", "local", "undo", 2), 'Undone (store): "User swims on Mondays" is forgotten.',
+       "agent 2's undo")
+    eq(mem.memory_command("web", "local", "undo", 2),
+       message({"changed": False, "reason": "nothing"}), "agent 2: nothing more")
     eq(mem.memory_command("web", "local", "undo"), 'Undone (store): "User runs on Sundays" is forgotten.', "undo")
     mem.session_command("web", "local", "new --incognito private")
     eq(mem.memory_command("web", "local", "undo"),
