@@ -6,7 +6,7 @@
 # (ok, output_json)`; ok False makes the agent mark the tool message as an error. Nothing a
 # model sends can crash a handler: bad arguments get an error envelope.
 
-from . import text
+from . import jsonraw, text
 from ._compat import const, dumps, exc_text
 from .core import NotFound, Tool, note
 from .profile import NAMES
@@ -59,7 +59,7 @@ def args(raw):
         return raw
     if raw is None or raw == "":
         return {}
-    obj = text.json_value(raw)
+    obj = jsonraw.json_value(raw)
     return obj if isinstance(obj, dict) else None
 
 

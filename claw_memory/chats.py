@@ -5,7 +5,7 @@
 # id `chat:<channel>:<chat_id>:<alias>`. The map of a chat lives in
 # `sessions/chat_map/chat_<safe>_<fnv1a32>.json` as ESP-Claw writes it, replaced atomically.
 
-from . import fsutil, text
+from . import fsutil, jsonraw, text
 from ._compat import const, dumps, exc_text, ilistdir
 from .core import note
 
@@ -59,7 +59,7 @@ def _raw(path):
 def _read(path):
     """A chat map's JSON value; None when it is missing, not JSON or over the size bound."""
     raw = _raw(path)
-    return None if raw is None else text.json_value(raw)  # a BOM read as cJSON does
+    return None if raw is None else jsonraw.json_value(raw, True)  # read as cJSON_Parse does
 
 
 def _parse(obj, key):
@@ -165,7 +165,7 @@ class Chats:
         raw = _raw(p)  # (no stat first: the open tells a missing map)
         if raw is None:
             return None
-        obj = text.json_value(raw)
+        obj = jsonraw.json_value(raw, True)  # (ESP-Claw's cJSON_Parse ignores a stray tail)
         current, aliases = _parse(obj, key)
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
             note(self._log, "chat map %s repaired" % p)

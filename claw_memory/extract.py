@@ -9,7 +9,7 @@
 
 import asyncio
 
-from . import dates, text
+from . import dates, jsonraw, text
 from . import item as itm
 from ._compat import const, exc_text, ticks_diff, ticks_ms
 from .core import note
@@ -61,7 +61,7 @@ def parse_document(answer):
             cand = answer[i : j + 1]
         else:
             cand = answer.strip()
-        value = text.json_value(cand)
+        value = jsonraw.json_value(cand)
         if value is not None:
             return value
     return None

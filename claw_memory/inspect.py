@@ -20,7 +20,7 @@
 
 import os
 
-from . import fsutil, messages, text
+from . import fsutil, jsonraw, messages, text
 from ._compat import ilistdir
 
 _last = None  # (root, Memory): the root opened most recently
@@ -337,7 +337,7 @@ def _defs(tools):
     # The tool definitions as an OpenAI-style request carries them (for their tokens).
     out = []
     for t in tools:
-        schema = t.schema if not isinstance(t.schema, str) else text.json_value(t.schema)
+        schema = t.schema if not isinstance(t.schema, str) else jsonraw.json_value(t.schema)
         out.append({"type": "function", "function": {"name": t.name, "description": t.description,
                                                      "parameters": schema}})
     return out

@@ -1,7 +1,10 @@
 # claw_memory.jsonraw: raw JSON text that the parsers get wrong on one runtime or another:
+# JSON read as ESP-Claw's cJSON reads it (the first of a key named twice, a stray tail),
 # surrogate-pair escapes, integers a single-precision float cannot hold, a number read from
 # an object's bytes without parsing it.
 # MIT license
+
+import json
 
 
 def surrogates(raw):
@@ -81,3 +84,148 @@ def number_after(raw, key):
     while j < len(raw) and raw[j] in b"+-.0123456789eE":
         j += 1
     return raw[i:j] if j > i else None
+
+
+def json_value(raw, rest=False):
+    """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
+    included). A key named twice in an object has its first value, as cJSON (ESP-Claw) reads
+    it, on every runtime. A leading UTF-8 BOM is skipped, as cJSON skips it. A NUL byte makes
+    it no JSON (MicroPython's parser stops there and takes what came before). With `rest`,
+    read as ESP-Claw's cJSON_Parse reads a C string: the text up to a NUL byte, its first
+    value, whatever follows it ignored (a chat map or a memory line with a stray tail).
+    MemoryError is not swallowed."""
+    if isinstance(raw, str):
+        if raw[:1] == "\ufeff":
+            raw = raw[1:]
+    else:
+        if isinstance(raw, memoryview):
+            raw = bytes(raw)  # a line of a chunk; memoryview has no find()
+        if raw[:3] == b"\xef\xbb\xbf":
+            raw = raw[3:]
+    if not rest and raw.find("\x00" if isinstance(raw, str) else b"\x00") >= 0:
+        return None
+    v = _loads(raw)  # (MicroPython's parser stops at a NUL, as cJSON_Parse does)
+    if v is None and rest:
+        end = _value_end(raw)
+        if 0 < end < len(raw):
+            v = _loads(raw[:end])
+    return v
+
+
+def _loads(raw):
+    raw = surrogates(raw)
+    try:
+        v = json.loads(raw)
+        if _duplicates(raw, v):
+            v = json.loads(_first_keys(raw))
+        return v
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
+        return None
+
+
+def _duplicates(raw, v):
+    """Whether JSON text `raw` (parsed: `v`) may name a key twice in one object: its colons
+    outside strings (one per member) outnumber the members parsed. With a \\u003x escape
+    (maybe a colon) the count cannot tell: then it may."""
+    colon, esc = (":", "\\u003") if isinstance(raw, str) else (b":", b"\\u003")
+    n = raw.count(colon)
+    if isinstance(v, dict) and n == len(v):
+        return False  # (most records) one colon a member: no other member, no colon in text
+    if not n:
+        return False
+    if raw.find(esc) >= 0:
+        return True
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            n -= len(x)
+            for k in x:
+                n -= k.count(":")
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, str):
+            n -= x.count(":")
+    return n > 0
+
+
+def _first_keys(raw):
+    """JSON text `raw` (valid) without the members whose key an earlier member of the same
+    object has: cJSON's lookup (ESP-Claw's) finds the first, json.loads keeps the last."""
+    b = raw.encode() if isinstance(raw, str) else raw
+    out = bytearray()
+    seen = []  # per open container: the keys of an object, None for an array
+    mark = comma = 0  # b[mark:] not copied yet; the last comma
+    skip = 0  # depth of the object whose duplicate member is being left out (0: none)
+    key = False  # the next string is a key
+    i = 0
+    n = len(b)
+    while i < n:
+        c = b[i]
+        if c == 34:  # a string: find its closing quote
+            j = i + 1
+            while True:
+                j = b.find(b'"', j)
+                if j < 0:
+                    return b  # (no valid JSON)
+                k = j
+                while b[k - 1] == 92:
+                    k -= 1
+                if not (j - k) % 2:  # not escaped
+                    break
+                j += 1
+            if key and not skip:
+                name = json.loads(b[i : j + 1])
+                if name in seen[-1]:
+                    out += b[mark:comma]  # from its comma on, the member is left out
+                    skip = len(seen)
+                else:
+                    seen[-1].add(name)
+            key = False
+            i = j + 1
+            continue
+        if c == 123 or c == 91:  # { [
+            seen.append(set() if c == 123 else None)
+            key = c == 123
+        elif c == 125 or c == 93 or c == 44:  # } ] ,
+            if skip == len(seen):
+                skip = 0
+                mark = i
+            if c == 44:
+                key = seen[-1] is not None
+                comma = i
+            else:
+                seen.pop()
+        i += 1
+    out += b[mark:]
+    return bytes(out)
+
+
+def _value_end(raw):
+    """Where the first JSON object or array of `raw` ends (strings skipped), 0 when it does
+    not end: where cJSON_Parse stops reading."""
+    b = raw.encode() if isinstance(raw, str) else raw
+    i = 0
+    while i < len(b) and b[i] in b" \t\r\n":
+        i += 1
+    if i == len(b) or b[i] not in b"{[":
+        return 0
+    depth = 0
+    n = len(b)
+    while i < n:
+        c = b[i]
+        if c == 34:  # a string: to its closing quote, escapes skipped
+            i += 1
+            while i < n and b[i] != 34:
+                i += 2 if b[i] == 92 else 1
+        elif c in b"{[":
+            depth += 1
+        elif c in b"}]":
+            depth -= 1
+            if not depth:
+                return i + 1 if isinstance(raw, bytes) else len(b[: i + 1].decode())
+        i += 1
+    return 0

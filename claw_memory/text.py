@@ -5,10 +5,8 @@
 # write decodes under CPython's strict decoder too (ESP-Claw cuts bytes and may split a
 # character; see docs/DESIGN.md, deliberate difference 4).
 
-import json
 
 from ._compat import MICROPYTHON, const
-from .jsonraw import surrogates
 
 _SPACE = const(" \t\n\r\x0b\x0c")
 _TOKEN_SEPS = const(",;/|")
@@ -57,115 +55,6 @@ def _seq_len(b, i, n):
         if not 0x80 <= b[i + k] <= 0xBF:
             return 0
     return need + 1
-
-
-def json_value(raw):
-    """The JSON value of text or bytes, or None when it does not parse (invalid UTF-8
-    included). A key named twice in an object has its first value, as cJSON (ESP-Claw) reads
-    it, on every runtime. A leading UTF-8 BOM is skipped, as cJSON skips it. A NUL byte makes
-    it no JSON (MicroPython's parser stops there and takes what came before). MemoryError is
-    not swallowed."""
-    if isinstance(raw, str):
-        if raw[:1] == "\ufeff":
-            raw = raw[1:]
-        if raw.find("\x00") >= 0:
-            return None
-    else:
-        if isinstance(raw, memoryview):
-            raw = bytes(raw)  # a line of a chunk; memoryview has no find()
-        if raw[:3] == b"\xef\xbb\xbf":
-            raw = raw[3:]
-        if raw.find(b"\x00") >= 0:
-            return None
-    raw = surrogates(raw)
-    try:
-        v = json.loads(raw)
-        if _duplicates(raw, v):
-            v = json.loads(_first_keys(raw))
-        return v
-    except MemoryError:
-        raise
-    except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
-        return None
-
-
-def _duplicates(raw, v):
-    """Whether JSON text `raw` (parsed: `v`) may name a key twice in one object: its colons
-    outside strings (one per member) outnumber the members parsed. With a \\u003x escape
-    (maybe a colon) the count cannot tell: then it may."""
-    colon, esc = (":", "\\u003") if isinstance(raw, str) else (b":", b"\\u003")
-    n = raw.count(colon)
-    if isinstance(v, dict) and n == len(v):
-        return False  # (most records) one colon a member: no other member, no colon in text
-    if not n:
-        return False
-    if raw.find(esc) >= 0:
-        return True
-    todo = [v]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, dict):
-            n -= len(x)
-            for k in x:
-                n -= k.count(":")
-            todo.extend(x.values())
-        elif isinstance(x, list):
-            todo.extend(x)
-        elif isinstance(x, str):
-            n -= x.count(":")
-    return n > 0
-
-
-def _first_keys(raw):
-    """JSON text `raw` (valid) without the members whose key an earlier member of the same
-    object has: cJSON's lookup (ESP-Claw's) finds the first, json.loads keeps the last."""
-    b = raw.encode() if isinstance(raw, str) else raw
-    out = bytearray()
-    seen = []  # per open container: the keys of an object, None for an array
-    mark = comma = 0  # b[mark:] not copied yet; the last comma
-    skip = 0  # depth of the object whose duplicate member is being left out (0: none)
-    key = False  # the next string is a key
-    i = 0
-    n = len(b)
-    while i < n:
-        c = b[i]
-        if c == 34:  # a string: find its closing quote
-            j = i + 1
-            while True:
-                j = b.find(b'"', j)
-                if j < 0:
-                    return b  # (no valid JSON)
-                k = j
-                while b[k - 1] == 92:
-                    k -= 1
-                if not (j - k) % 2:  # not escaped
-                    break
-                j += 1
-            if key and not skip:
-                name = json.loads(b[i : j + 1])
-                if name in seen[-1]:
-                    out += b[mark:comma]  # from its comma on, the member is left out
-                    skip = len(seen)
-                else:
-                    seen[-1].add(name)
-            key = False
-            i = j + 1
-            continue
-        if c == 123 or c == 91:  # { [
-            seen.append(set() if c == 123 else None)
-            key = c == 123
-        elif c == 125 or c == 93 or c == 44:  # } ] ,
-            if skip == len(seen):
-                skip = 0
-                mark = i
-            if c == 44:
-                key = seen[-1] is not None
-                comma = i
-            else:
-                seen.pop()
-        i += 1
-    out += b[mark:]
-    return bytes(out)
 
 
 def clean_bytes(b):

@@ -1,6 +1,6 @@
 """The text module runs unchanged under CPython (host tools use it)."""
 
-from claw_memory import text
+from claw_memory import jsonraw, text
 
 
 def test_clean_matches_cpython_strict_decoder():
@@ -14,5 +14,14 @@ def test_lone_surrogates_from_cpython_are_dropped():
 
 
 def test_a_key_named_twice_has_its_first_value_as_under_micropython():
-    assert text.json_value(b'{"role":"user","content":"c","role":"assistant"}') == {"role": "user", "content": "c"}
-    assert text.json_value('[{"a":{"b":1,"b":2},"a":3}]') == [{"a": {"b": 1}}]
+    assert jsonraw.json_value(b'{"role":"user","content":"c","role":"assistant"}') == {"role": "user", "content": "c"}
+    assert jsonraw.json_value('[{"a":{"b":1,"b":2},"a":3}]') == [{"a": {"b": 1}}]
+
+
+def test_a_stray_tail_is_read_as_cjson_parse_reads_it_under_cpython_too():
+    good = b'{"chat_key":"k \\"}{\\\\","sessions":["a"]}'
+    for tail in (b"x", b"\x00junk", b"}{", b'"'):
+        assert jsonraw.json_value(good + tail, True) == {"chat_key": 'k "}{\\', "sessions": ["a"]}, tail
+        assert jsonraw.json_value(good + tail) is None, tail
+    for bad in (good[:-1], good[:9] + b"\x00" + good[9:], b"x" + good, b'{"a":"x\x00y"}'):
+        assert jsonraw.json_value(bad, True) is None, bad

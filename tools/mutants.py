@@ -55,13 +55,13 @@ MUTANTS = [
      "_seq_len: a sequence truncated by the end of the data is read past the end"),
     ("text", "    return cjk + (other + 3) // 4", "    return cjk + other // 4",
      "estimate_tokens rounds down"),
-    ("text", "    if isinstance(v, dict) and n == len(v):", "    if isinstance(v, dict) and n >= len(v):",
+    ("jsonraw", "    if isinstance(v, dict) and n == len(v):", "    if isinstance(v, dict) and n >= len(v):",
      "a flat record's duplicate key keeps its last value"),
-    ("text", "    if raw.find(esc) >= 0:\n        return True\n", "",
+    ("jsonraw", "    if raw.find(esc) >= 0:\n        return True\n", "",
      "a duplicate key hidden by an escaped colon keeps its last value"),
-    ("text", "                    out += b[mark:comma]  # from its comma on", "                    out += b[mark:i]  # from its comma on",
+    ("jsonraw", "                    out += b[mark:comma]  # from its comma on", "                    out += b[mark:i]  # from its comma on",
      "a duplicate member is cut after its comma: the text no longer parses"),
-    ("text", "            if skip == len(seen):\n                skip = 0\n                mark = i",
+    ("jsonraw", "            if skip == len(seen):\n                skip = 0\n                mark = i",
      "            if skip == len(seen) + 1:\n                skip = 0\n                mark = i",
      "the members after a duplicate key are dropped with it"),
     ("text", '_TOKEN_SEPS = const(",;/|")', '_TOKEN_SEPS = const(",;/")',
@@ -364,7 +364,7 @@ MUTANTS = [
     ("session/flat", "        if off == 0 and self.more() and self.buf[:3] == _BOM:\n            self.pos = 3",
      "        if off == 0 and self.more() and self.buf[:3] == _BOM:\n            pass",
      "a UTF-8 BOM at the log's start is not skipped",
-     "equivalent: the first record then fails the flat scan and is parsed (text.json_value skips "
+     "equivalent: the first record then fails the flat scan and is parsed (jsonraw.json_value skips "
      "a BOM), which gives the same bytes"),
 
     # -- session/stream ---------------------------------------------------------------------
@@ -1396,4 +1396,10 @@ MUTANTS = [
      "a catalog line's print field is parsed loosely (garbage crashes the reader or names another print)"),
     ("memory_tools", "        while j < n and buf[j] & 0xC0 == 0x80:", "        while False:",
      "memory_list's result is cut into pieces inside a character (a CJK list garbled or refused)"),
+    ("jsonraw", "                i += 2 if b[i] == 92 else 1", "                i += 1",
+     "an escaped quote ends a string where cJSON_Parse would not: a map with a stray tail is reset"),
+    ("chats", "        obj = jsonraw.json_value(raw, True)", "        obj = jsonraw.json_value(raw)",
+     "a chat map with a stray tail is reset to default_01 (ESP-Claw reads its aliases)"),
+    ("store/records", "    obj = jsonraw.json_value(raw, True)  # (as", "    obj = jsonraw.json_value(raw)  # (as",
+     "a memory line with a stray tail is dropped (ESP-Claw reads it)"),
 ]

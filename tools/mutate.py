@@ -95,6 +95,8 @@ TESTS = {
              "tests_host/test_text_cpython.py", _MP + "test_prompt_values.py",
              _MP + "test_store_items.py", _MP + "test_store_labels.py", _MP + "test_inspect.py",
              "tests_host/test_cli_escapes.py"],
+    "jsonraw": [_MP + "test_text.py", _MP + "test_session_records.py", "tests_host/test_text_cpython.py",
+                _MP + "test_chats.py", _MP + "test_store_items.py", _MP + "test_store_espclaw_files.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
              "tests_host/test_bundle_fields.py", _MP + "test_provenance.py", _MP + "test_undo.py"],

@@ -9,7 +9,7 @@
 # The persist path catches the log's index up when enough bytes wait (write.flush_index);
 # a search catches up what is left.
 
-from .. import fsutil, text
+from .. import fsutil, jsonraw, text
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from ..messages import classify, visible_text
@@ -70,7 +70,7 @@ def _values(v, out, left, depth):
         return
     if isinstance(v, str):
         if v[:1] in ("{", "[") and v[-1:] in ("}", "]"):
-            parsed = text.json_value(v.encode())
+            parsed = jsonraw.json_value(v.encode())
             if parsed is not None:
                 _values(parsed, out, left, depth + 1)
                 return
@@ -146,7 +146,7 @@ def read_record(f, off, ln, limit):
         raw = f.read(ln)
         if len(raw) != ln or raw[-1] != 10:
             return 0, None
-        obj = text.json_value(raw)
+        obj = jsonraw.json_value(raw)
         k = classify(obj)[0]
         return k, obj if k else None
     k = kind(f, off, ln, limit)[0]

@@ -7,7 +7,7 @@
 # out), the bytes of the record do: the log, the pending file (two digits before them), and
 # the archive of compacted turns keep a record byte for byte.
 
-from .. import fsutil, text
+from .. import fsutil, jsonraw, text
 from .._compat import const
 from ..core import USER
 from ..messages import classify, visible_text
@@ -58,7 +58,7 @@ def find(sessions_dir, session_id, k):
         seen = True
         body = scan(path, ln, h)
         if body is not None:
-            obj = text.json_value(body)
+            obj = jsonraw.json_value(body)
             if classify(obj)[0] == USER:
                 return visible_text(obj.get("content")), None
     if not seen:

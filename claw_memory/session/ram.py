@@ -11,7 +11,7 @@ from .._compat import const
 from ..core import FINAL, USER, backend_format
 from . import format as fmt_
 from ..messages import degrade, pair_tools
-from ..text import json_value
+from ..jsonraw import json_value
 from .window import cost, foreign
 from .write import encode
 

@@ -2,7 +2,7 @@
 # UIs, raw records for export (what a request sends: stream.py).
 # MIT license
 
-from .. import text
+from .. import jsonraw
 from .._compat import const
 from ..core import FINAL, USER
 from ..messages import classify, visible_text
@@ -39,7 +39,7 @@ def page(log, st, before, limit, max_record, segments=()):
     used = 0
     for ordinal, path, off, ln, kind in reversed(picked):
         if path is None:
-            obj = text.json_value(ln)
+            obj = jsonraw.json_value(ln)
         elif ln > _PAGE_RECORD_MAX + 1:
             obj = {"content": "[message too large to show]"}  # not the whole page
         else:
@@ -85,8 +85,8 @@ def records(log, st, limit):
                 if 0 < ln <= limit + 1:
                     lf.seek(off)
                     raw = lf.read(ln)
-                    if len(raw) == ln and raw[-1] == 10 and classify(text.json_value(raw))[0]:
+                    if len(raw) == ln and raw[-1] == 10 and classify(jsonraw.json_value(raw))[0]:
                         yield kind, fmt, raw[:-1]
     for kind, fmt, body in pending(log, st):
-        if classify(text.json_value(body))[0]:
+        if classify(jsonraw.json_value(body))[0]:
             yield kind, fmt, body

@@ -1,7 +1,7 @@
 # claw_memory.session.state: what is known about one session, and reading its records.
 # MIT license
 
-from .. import text
+from .. import jsonraw
 from .._compat import EIO, const
 from ..messages import classify
 from . import format as fmt_
@@ -63,7 +63,7 @@ def read(f, off, ln, limit):
     raw = f.read(ln)
     if len(raw) != ln or raw[-1] != 10:
         return None
-    return text.json_value(raw)
+    return jsonraw.json_value(raw)
 
 
 def kind(f, off, ln, limit, first=b""):
@@ -72,8 +72,8 @@ def kind(f, off, ln, limit, first=b""):
     one (ESP-Claw writes records of any size) is parsed from a copy with its long strings
     cut, read by pieces: what makes a record's type (keys, roles, block types) is short."""
     if ln <= limit + 1:
-        return classify(text.json_value(fmt_.line_bytes(f, off, ln, first)))
-    return classify(text.json_value(_cut_strings(f, off, ln)))
+        return classify(jsonraw.json_value(fmt_.line_bytes(f, off, ln, first)))
+    return classify(jsonraw.json_value(_cut_strings(f, off, ln)))
 
 
 def _cut_strings(f, off, ln):

@@ -7,7 +7,7 @@
 # inside a tool exchange (it starts at a user record), and the newest turn is sent whole even
 # when it alone is over the budget (line B could send the summary alone).
 
-from .. import text
+from .. import jsonraw, text
 from ..fsutil import Nothing
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_RESULTS, USER
@@ -225,7 +225,7 @@ def _head(f, off, ln):
         if raw.startswith(lead):
             body = raw[len(lead):]
             for cut in range(8):  # back off a cut escape or character
-                v = text.json_value(b'"' + body[: len(body) - cut] + b'"')
+                v = jsonraw.json_value(b'"' + body[: len(body) - cut] + b'"')
                 if isinstance(v, str):
                     return {"role": role, "content": v}
     return None

@@ -9,7 +9,7 @@
 # close: littlefs copies a file's partly filled last block on every reopen-append, so fewer
 # appends to the big files save flash wear.
 
-from .. import fsutil, text
+from .. import fsutil, jsonraw, text
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from ..messages import classify
@@ -54,14 +54,14 @@ def raw_record(n, kind, message, max_record_bytes):
     # Raw CR/LF can only be whitespace between JSON tokens; one record is one line.
     if b"\n" in raw or b"\r" in raw:
         raw = raw.replace(b"\r", b" ").replace(b"\n", b" ")
-    obj = text.json_value(raw)
+    obj = jsonraw.json_value(raw)
     if len(raw) > max_record_bytes:
         fitted = _fit(obj, max_record_bytes) if obj is not None else None
         if fitted is None:
             raise ValueError(
                 "record %d: %d bytes of JSON, more than %d" % (n, len(raw), max_record_bytes)
             )
-        raw, obj = fitted, text.json_value(fitted)
+        raw, obj = fitted, jsonraw.json_value(fitted)
     if obj is not None and raw.count(b"[") + raw.count(b"{") > _NEST_MAX:
         try:  # json.loads is not recursive, dumps is: a record every request would fail on
             dumps(obj)

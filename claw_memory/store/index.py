@@ -191,7 +191,7 @@ class _Reader:
 
 
 def _small_int(raw):
-    v = text.json_value(raw)
+    v = jsonraw.json_value(raw)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float):
@@ -223,7 +223,7 @@ def read(path):
                 if c == 44:
                     r.next()
                     continue
-                key = text.json_value(r.take())
+                key = jsonraw.json_value(r.take())
                 if r.skip_ws() != 58 or not isinstance(key, str):
                     return out
                 r.next()
@@ -268,7 +268,7 @@ def _summaries(r, out):
         if c == 44:
             r.next()
             continue
-        e = text.json_value(r.take())
+        e = jsonraw.json_value(r.take())
         if not isinstance(e, dict):
             return False
         sid = e.get("summary_id")

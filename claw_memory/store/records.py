@@ -7,7 +7,7 @@
 # items.
 
 from .. import item as itm
-from .. import text
+from .. import jsonraw, text
 from .._compat import MICROPYTHON, const
 
 LINE_MAX = const(4096)  # longer lines are not items (ours are under 1 KiB, ESP-Claw's too)
@@ -82,14 +82,14 @@ def parse(raw, off):
         raw = raw[3:]  # a UTF-8 BOM, as ESP-Claw's cJSON accepts it
     if not MICROPYTHON and isinstance(raw, memoryview):
         raw = bytes(raw)  # CPython's json takes no memoryview (MicroPython's does: no copy)
-    obj = text.json_value(raw)
+    obj = jsonraw.json_value(raw, True)  # (as ESP-Claw's cJSON_Parse reads a line)
     if obj is None:
         # ESP-Claw cuts a field at a byte count and may split a character (docs/DESIGN.md,
         # deliberate difference 4): the line is read with the split bytes dropped, not lost
         clean = text.clean_bytes(raw)
         if len(clean) < len(raw):
             raw = clean
-            obj = text.json_value(raw)
+            obj = jsonraw.json_value(raw, True)
     it = itm.from_obj(obj, raw)
     if it is None:
         return None, 0

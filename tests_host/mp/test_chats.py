@@ -107,6 +107,33 @@ def test_damaged_maps_are_repaired():
     dev.unmount()
 
 
+def test_a_map_with_a_stray_tail_is_read_as_esp_claw_reads_it():
+    # ESP-Claw reads a map with cJSON_Parse over the file as a C string: the first value, the
+    # rest (a stray byte, a torn second copy, anything after a NUL) ignored. Ours reads the
+    # same aliases and leaves the file as it is; a map cut inside its value is still repaired.
+    dev, mem = _setup()
+    u5 = 'u5 "}{quoted\\"'  # (escapes in the map's strings: the value's end is found past them)
+    mem.chats.session_id("web", u5)
+    mem.session_command("web", u5, "new work")
+    path = MAPS + "/" + chats.map_file("chat:web:" + u5)
+    with open(path, "rb") as f:
+        good = f.read()
+    for tail in (b"x", b"\n}", b'{"chat_key":"chat:web:u5","current', b"\x00garbage", b' ]"}{'):
+        with open(path, "wb") as f:
+            f.write(good + tail)
+        eq(mem.chats.aliases("web", u5), ("work", ["default_01", "work"]), "tail %r" % tail)
+        eq(mem.chats.session_id("web", u5), "chat:web:%s:work" % u5, "current kept, tail %r" % tail)
+        eq(mem.chat_sessions(("web", u5)), ("chat:web:%s:default_01" % u5, "chat:web:%s:work" % u5), "scope")
+        with open(path, "rb") as f:
+            eq(f.read(), good + tail, "not rewritten")
+    for bad in (good[:-1], good[:5] + b"\x00" + good[5:], b"x" + good):
+        with open(path, "wb") as f:
+            f.write(bad)
+        eq(mem.chats.session_id("web", u5), "chat:web:%s:default_01" % u5, "cut or preceded: repaired %r" % bad[:8])
+        mem.session_command("web", u5, "new work")
+    dev.unmount()
+
+
 def test_a_deletion_cut_while_its_journal_is_written_deletes_no_other_session():
     # A cut while /session delete writes its journal leaves it empty (or unreadable): that
     # names no alias, so nothing is deleted on the next read of the map, not even the

@@ -13,7 +13,7 @@ from mptest import eq, ok
 from turns import SID, final as _final, log as _log, user as _user
 
 import claw_memory
-from claw_memory import session, text, wire
+from claw_memory import jsonraw, session, wire
 
 HEAP = "8M"
 BACKENDS = ("openai", "anthropic", "openai_responses")
@@ -44,12 +44,12 @@ def test_a_key_named_twice_has_its_first_value_everywhere():
     # cJSON's lookup returns the first "role": ESP-Claw indexes and replays this record as the
     # user's. Parsed with the last key instead, the history would open with an assistant
     # message (Anthropic rejects that) while the index says user.
-    eq(text.json_value(DUP_ROLE), {"role": "user", "content": "user 1"}, "first key")
-    eq(text.json_value('{"a":"x:y","b":{"c":1,"c":[2]},"a":3}'), {"a": "x:y", "b": {"c": 1}},
+    eq(jsonraw.json_value(DUP_ROLE), {"role": "user", "content": "user 1"}, "first key")
+    eq(jsonraw.json_value('{"a":"x:y","b":{"c":1,"c":[2]},"a":3}'), {"a": "x:y", "b": {"c": 1}},
        "nested, with a colon inside a string")
-    eq(text.json_value('{"a\\u003a":1,"a:":2}'), {"a:": 1}, "an escaped key naming the same")
-    eq(text.json_value('{"a":1,"a":"\\u003a"}'), {"a": 1}, "an escaped colon hiding the count")
-    eq(text.json_value('[{"k":"a\\"b","k":2 , "z" : 1}]'), [{"k": 'a"b', "z": 1}], "escaped quote")
+    eq(jsonraw.json_value('{"a\\u003a":1,"a:":2}'), {"a:": 1}, "an escaped key naming the same")
+    eq(jsonraw.json_value('{"a":1,"a":"\\u003a"}'), {"a": 1}, "an escaped colon hiding the count")
+    eq(jsonraw.json_value('[{"k":"a\\"b","k":2 , "z" : 1}]'), [{"k": 'a"b', "z": 1}], "escaped quote")
     for kind in ("lfs2", "fat"):
         for reindex in (False, True):
             dev, mem = _fresh(kind)

@@ -85,6 +85,24 @@ def test_an_esp_claw_item_whose_byte_cut_split_a_character_is_kept():
     dev.unmount()
 
 
+def test_a_line_with_a_stray_tail_is_read_as_esp_claw_reads_it():
+    # ESP-Claw reads each line with cJSON_Parse: the first value, whatever follows it on the
+    # line (or after a NUL byte) ignored. The item is ours too, and a compaction keeps it.
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(M)
+    a = json.dumps({"id": "esp-a", "content": "User likes tea", "tags": "drink"}).encode()
+    b = json.dumps({"id": "esp-b", "content": "User has a cat", "tags": "pet"}).encode()
+    c = json.dumps({"id": "esp-c", "content": "User lives in Porto", "tags": "city"}).encode()
+    _write(RECORDS, a + b"junk\n" + b + b"\x00\x00\n" + b"x" + c + b"\n")
+    mem = _open(Clock())
+    eq(_contents(mem), ["User has a cat", "User likes tea"], "the first two read, the third not (as ESP-Claw)")
+    mem.store.compact()
+    mem.close()
+    mem = _open(Clock())
+    eq(_contents(mem), ["User has a cat", "User likes tea"], "kept by a compaction")
+    dev.unmount()
+
+
 _ESP_ID = "mem-1713990000-0001"
 
 
