@@ -104,25 +104,21 @@ def json_value(raw, rest=False):
             raw = raw[3:]
     if not rest and raw.find("\x00" if isinstance(raw, str) else b"\x00") >= 0:
         return None
-    v = _loads(raw)  # (MicroPython's parser stops at a NUL, as cJSON_Parse does)
-    if v is None and rest:
-        end = _value_end(raw)
-        if 0 < end < len(raw):
-            v = _loads(raw[:end])
-    return v
-
-
-def _loads(raw):
     raw = surrogates(raw)
     try:
-        v = json.loads(raw)
+        v = json.loads(raw)  # (MicroPython's parser stops at a NUL, as cJSON_Parse does)
         if _duplicates(raw, v):
             v = json.loads(_first_keys(raw))
         return v
     except MemoryError:
         raise
     except Exception:  # noqa: BLE001 -- ValueError, UnicodeError, TypeError: all "not JSON"
-        return None
+        if not rest:
+            return None
+    from .jsontail import value_end  # (damaged text only: its code is not in RAM otherwise)
+
+    end = value_end(raw)
+    return json_value(raw[:end]) if 0 < end < len(raw) else None
 
 
 def _duplicates(raw, v):
@@ -202,30 +198,3 @@ def _first_keys(raw):
         i += 1
     out += b[mark:]
     return bytes(out)
-
-
-def _value_end(raw):
-    """Where the first JSON object or array of `raw` ends (strings skipped), 0 when it does
-    not end: where cJSON_Parse stops reading."""
-    b = raw.encode() if isinstance(raw, str) else raw
-    i = 0
-    while i < len(b) and b[i] in b" \t\r\n":
-        i += 1
-    if i == len(b) or b[i] not in b"{[":
-        return 0
-    depth = 0
-    n = len(b)
-    while i < n:
-        c = b[i]
-        if c == 34:  # a string: to its closing quote, escapes skipped
-            i += 1
-            while i < n and b[i] != 34:
-                i += 2 if b[i] == 92 else 1
-        elif c in b"{[":
-            depth += 1
-        elif c in b"}]":
-            depth -= 1
-            if not depth:
-                return i + 1 if isinstance(raw, bytes) else len(b[: i + 1].decode())
-        i += 1
-    return 0

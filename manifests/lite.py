@@ -15,6 +15,7 @@ package(
         "hooks.py",
         "inspect.py",
         "jsonraw.py",
+        "jsontail.py",
         "lite_md.py",
         "memory.py",
         "messages.py",

@@ -198,7 +198,7 @@ def test_the_layer_check_names_the_offending_import():
     assert table["text.py"][0] > table["memory.py"][0] > table["agent.py"][0]
     wrong = upward(lambda f: imports(f) + ([("claw_memory.memory", 7, False)] if f == "text.py" else []))
     assert [w for w in wrong if w.startswith("claw_memory/text.py")] == ["claw_memory/text.py:7 imports claw_memory.memory (tier '__init__.py memory.py wiring.py'), "
-                     "above its own tier 'text.py jsonraw.py terms.py dates.py fsutil.py paths.py _compat.py'"], wrong
+                     "above its own tier 'text.py jsonraw.py jsontail.py terms.py dates.py fsutil.py paths.py _compat.py'"], wrong
 
 
 # -- the installable pieces ----------------------------------------------------------------

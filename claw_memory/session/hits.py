@@ -1,4 +1,5 @@
-# claw_memory.session.hits: a query's candidates read and checked: its hits (session/search.py).
+# claw_memory.session.hits: a query's candidates (the best so far, by score and recency), read and
+# checked: its hits (session/search.py).
 # MIT license
 #
 # The candidates are read file by file, block by block: a record's place from its block's
@@ -15,6 +16,12 @@ from . import indexer, tix
 class Stale(Exception):
     """An index names a position that holds no such record: write it again (args[0], the
     data file's path; None: the files in scope changed during the query, run it again)."""
+
+
+class Again(Exception):
+    """A file a first pass read could not be read again: it is left out (its path hash in
+    the query's `exclude`, reported as skipped) and the query runs again without it (its
+    candidates would have taken the places of others)."""
 
 
 def verify(q, cands, limit, max_chars):
@@ -43,6 +50,8 @@ def _check(q, cands, limit, max_chars, kept):
             if e.args and e.args[0] == ENOENT:
                 raise Stale(None)  # (gone since the first pass: the listing changed)
             q.skip(file, e)
+            q.exclude.append(path_hash(file[1]))
+            raise Again()
         i = j
     out.sort(key=lambda r: (r[0], r[1]), reverse=True)
     res = []
@@ -127,3 +136,28 @@ class Kept:
 def path_hash(path):
     # (hash() is the same for the same text within a run, and costs no Python loop)
     return hash(path) & 0x3FFFFFFF
+
+
+class Top:
+    """The best `k` candidates: (score, order, file, block position or -1, ordinal or
+    (offset, length, type))."""
+
+    def __init__(self, k):
+        self.k = k
+        self.items = []
+
+    def push(self, item):
+        it = self.items
+        if len(it) >= self.k and item[:2] <= it[-1][:2]:
+            return
+        i = len(it)
+        while i and it[i - 1][:2] < item[:2]:
+            i -= 1
+        it.insert(i, item)
+        del it[self.k :]
+
+
+def order_of(order, off):
+    # Recency, the tie-breaker: a newer file first (the log after its archive), then the
+    # later record in it (`order`: the file's, search()'s).
+    return order * (1 << 24) + off

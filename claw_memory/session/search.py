@@ -17,7 +17,9 @@
 # pending turn is not searched. On a full flash (the index cannot be written), what a
 # file's index lacks is scored from its text the same way, and nothing is written. A file
 # that cannot be read (an I/O error other than "not found") is left out of the query,
-# noted, and its session reported as skipped: one bad file does not hide the others.
+# noted, and its session reported as skipped: one bad file does not hide the others (when it
+# fails after the first pass, the query runs again without it: its candidates would have
+# taken the places of others).
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
@@ -32,10 +34,10 @@ import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import ENOSPC, const
+from .._compat import ENOENT, ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
-from .hits import Kept, Stale, path_hash, verify
+from .hits import Again, Kept, Stale, Top, order_of, path_hash, verify
 from .write import TAIL
 
 K1 = 1.2
@@ -88,18 +90,24 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     qh = query_hashes(query)
     if not qh:
         return []
-    for _ in range(3):
+    exclude = []  # the path hashes of files left out after a first pass had them
+    tries = 3
+    while tries:
         try:
-            return _Query(qh, max_record, files, note, skipped).run(limit, max_chars)
+            return _Query(qh, max_record, files, note, skipped, exclude).run(limit, max_chars)
         except Stale as e:
+            tries -= 1
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
+        except Again:
+            pass  # (one more file in `exclude`: its candidates took the places of others)
     return []
 
 
 class _Query:
-    def __init__(self, qh, max_record, files, note, skipped):
+    def __init__(self, qh, max_record, files, note, skipped, exclude):
         self.qh = qh
+        self.exclude = exclude
         self.files = files
         self.max_record = max_record
         self.note = note
@@ -108,7 +116,7 @@ class _Query:
         self.n = 0  # records in scope
         self.sumdl = 0
         self.kept = array("H")  # the files with matches (their places in the listing)
-        self.korder = array("I")  # and their orders (see _order)
+        self.korder = array("I")  # and their orders (see hits.order_of)
         self.kpath = array("I")  # and their paths' hashes (_Kept checks it found them)
         self.pool = bytearray(_POOL)
         self.npool = 0  # bytes of the pool in use
@@ -132,6 +140,8 @@ class _Query:
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
+            if self.exclude and path_hash(file[1]) in self.exclude:
+                continue
             marks = self._mark()
             try:
                 self._file(file, i)
@@ -327,7 +337,7 @@ class _Query:
     # -- the second pass ---------------------------------------------------------------
 
     def _score(self, k):
-        top = _Top(k)
+        top = Top(k)
         acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
         m = 0
         f = None
@@ -346,12 +356,19 @@ class _Query:
                     size = v & 1023
                     far = v & _FAR
                     if far:
-                        f, open_fi = self._reopen(f, open_fi, fi, kept)
-                        if dls is None:
-                            f.seek(self.bpos[j])
-                            dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
-                        f.seek(self.mat[m])
-                        raw = f.read(size)
+                        try:
+                            f, open_fi = self._reopen(f, open_fi, fi, kept)
+                            if dls is None:
+                                f.seek(self.bpos[j])
+                                dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
+                            f.seek(self.mat[m])
+                            raw = f.read(size)
+                        except OSError as e:
+                            if e.args and e.args[0] == ENOENT:
+                                raise Stale(None)  # (gone since the first pass)
+                            self.skip(kept.get(fi), e)
+                            self.exclude.append(self.kpath[fi])
+                            raise Again()
                     else:
                         raw = pool[self.mat[m] : self.mat[m] + size]
                         lens = pool[self.mat[m] + size :]  # (by the posting's place)
@@ -368,7 +385,7 @@ class _Query:
                             acc[o] += w * c / (c + self.norm(tix.unquant(dl)))
                         q += 1
                     m += 1
-                order = _order(self.korder[fi], self.bpos[j])
+                order = order_of(self.korder[fi], self.bpos[j])
                 for o in range(n):
                     if acc[o]:
                         top.push((round(acc[o], 4), order + o, fi, self.bpos[j], o))
@@ -380,7 +397,7 @@ class _Query:
         for t in range(len(self.toff)):
             fi, off, kd = self.tfile[t], self.toff[t], self.tkdl[t]
             top.push((round(self.bm25(self.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
-                      _order(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
+                      order_of(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
         return top.items
 
     def _reopen(self, f, open_fi, fi, kept):
@@ -389,27 +406,3 @@ class _Query:
                 f.close()
             f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
         return f, fi
-
-class _Top:
-    """The best `k` candidates: (score, order, file, block position or -1, ordinal or
-    (offset, length, type))."""
-
-    def __init__(self, k):
-        self.k = k
-        self.items = []
-
-    def push(self, item):
-        it = self.items
-        if len(it) >= self.k and item[:2] <= it[-1][:2]:
-            return
-        i = len(it)
-        while i and it[i - 1][:2] < item[:2]:
-            i -= 1
-        it.insert(i, item)
-        del it[self.k :]
-
-
-def _order(order, off):
-    # Recency, the tie-breaker: a newer file first (the log after its archive), then the
-    # later record in it (`order`: the file's, search()'s).
-    return order * (1 << 24) + off

@@ -6,7 +6,7 @@ import json
 import os
 
 from flashsim import mount
-from mptest import eq, ok
+from mptest import eq, heap, ok
 from search_cases import D, turn
 
 import claw_memory
@@ -91,6 +91,33 @@ def test_an_index_that_cannot_be_opened_is_not_rewritten():
     eq(([h["session"] for h in got], skipped), ([U1], [U2]), "left out and reported")
     eq(_snapshot(), files, "the unreadable index is not written again")
     eq(len(Sessions(D).search("boiler", 5, [U1, U2])), 2, "both again once it reads")
+    dev.unmount()
+
+
+@heap("16M")
+def test_an_index_that_cannot_be_read_again_leaves_only_its_session_out():
+    # U1's postings of "kiwi" pass what the first pass keeps in RAM: the second pass reads
+    # the rest from its index again. An I/O error there leaves U1 out (reported), not the
+    # whole search: U2's hits are still found.
+    dev = mount("lfs2", "/flash", blocks=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for n in range(600):
+        s.persist(U1, [(1, None, "kiwi %sn%d" % ("pear " * (n % 5), n))])
+        s.persist(U1, [(2, None, "kiwi noted carefully today")], turn_completed=True)
+    s.persist(U2, [(1, None, "one kiwi in the other chat")])
+    s.persist(U2, [(2, None, "noted")], turn_completed=True)
+    s.close()
+    eq(len(Sessions(D).search("kiwi", 50, [U1, U2])), 50, "no fault: 50 hits")
+    for first, what in ((2, "read again in the second pass"), (3, "the candidates' pass")):
+        log = []
+        skipped = []
+        with _Flaky("_u1_", ".tix", first=first) as fl:
+            got = Sessions(D, log=log.append).search("kiwi", 5, [U1, U2], skipped)
+        ok(fl.seen >= first, "the fault fired (%s)" % what)
+        eq([h["text"] for h in got], ["one kiwi in the other chat"], "U2's hit (%s)" % what)
+        eq(skipped, [U1], "U1 reported (%s)" % what)
+        ok(any("left out" in m and "_u1_" in m for m in log), "and noted: %r" % log)
     dev.unmount()
 
 
