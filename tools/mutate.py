@@ -76,6 +76,7 @@ TESTS = {
     "store/rank": [_MP + "test_recall_rank.py", _MP + "test_store_faults.py"],
     "session/tix": _SEARCH,
     "session/indexer": _SEARCH,
+    "session/remap": _SESSION + _SEARCH,
     "session/search": _SEARCH,
     "session/hits": _SEARCH,
     "session/archive": _SEARCH + [_MP + "test_session_pending.py", _MP + "test_handover_behind.py"],

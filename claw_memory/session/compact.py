@@ -228,7 +228,7 @@ def _text_indexes(log, st, plan, cut_off, segment, limit):
     """The new log's text index as `.tix.tmp` (and the archive segment's, when there is one,
     as its `.tix`) from the old one's blocks; False when that cannot be done (they are then
     indexed again when next searched)."""
-    from . import indexer, tix
+    from . import remap, tix
 
     arch = segment is not None
     aout = fsutil.Buffered() if arch else None
@@ -240,7 +240,7 @@ def _text_indexes(log, st, plan, cut_off, segment, limit):
             if arch:
                 aout.f = af
                 aout.write(tix.MAGIC)
-            ok = indexer.remap(log, log + fmt_.TMP, segment, _moves(log, st, plan, cut_off, arch),
+            ok = remap.remap(log, log + fmt_.TMP, segment, _moves(log, st, plan, cut_off, arch),
                                cut_off if arch else 0, out, aout, limit)
             out.flush()
             if arch:

@@ -2,8 +2,8 @@
 # MIT license
 #
 # Derived and append-only: an 8-byte header, then blocks, each indexing a run of the file's
-# records (docs/FORMAT.md, "Text index"). A block is built in RAM from at most _RECS records
-# and _POSTS postings, so building one needs a few KiB of heap whatever the file's size. A
+# records (docs/FORMAT.md, "Text index"). A block is built in RAM from at most RECS records
+# and POSTS postings, so building one needs a few KiB of heap whatever the file's size. A
 # query reads a block's header, its lengths and bucket directory, and the buckets of its
 # terms, never a whole block.
 #
@@ -16,7 +16,7 @@
 # next catch-up indexes the new records. A cut while a block was appended leaves a tail that
 # is not a whole block: the index is then rebuilt too (it is never a reason to refuse a
 # session). Our own compaction writes the new log's index from the old one's blocks
-# (indexer.remap): new offsets, and the postings of the records it dropped taken out.
+# (session/remap.py): new offsets, and the postings of the records it dropped taken out.
 
 import struct
 
@@ -28,8 +28,8 @@ HDR = const(8)
 # b"TB", bucket bits, records, probe span, 0, body length, start, end, probe, sum of lengths
 _BH = "<2sBBBBHIIII"
 BH = const(24)
-_RECS = const(128)  # records a block holds at most (ordinals fit 7 bits)
-_POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
+RECS = const(128)  # records a block holds at most (ordinals fit 7 bits)
+POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
 _SPAN = const(4)  # a new block's probe span: 16 << 4 = 256 bytes (0, version 1's: 16)
 _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count of 100)
 # A term is known in a block by the low 21 bits of its hash (its key): the bucket is the key's
@@ -38,8 +38,8 @@ _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count
 # with 32 buckets knows a term by 20 bits: an absent one meets another's key about once in
 # 5,000 lookups (the caller checks the records it finds).
 _KEY = const(0x1FFFFF)
-_WHOLE = const(6)  # from this many bucket bits on, a term's bucket and tag hold its whole key
-_ONE = const(0x8000)
+WHOLE = const(6)  # from this many bucket bits on, a term's bucket and tag hold its whole key
+ONE = const(0x8000)
 _MASK = const(0x3FFFFFFF)
 assert struct.calcsize(_BH) == BH
 
@@ -103,21 +103,7 @@ class Builder:
 
     def room(self, n_hashes=0):
         """Whether one more record with `n_hashes` terms fits this block."""
-        return len(self.dls) < _RECS and (not self.dls or len(self.posts) + n_hashes <= _POSTS)
-
-    def take(self, n, raw, bits, into=-1):
-        """Unpack the postings `raw` (with `bits`) of the `n` records record() adds next, if
-        they fit this block (`into`: the bucket bits block() will be given, merged_bits');
-        whether they did. Cut to fewer than _WHOLE bits, a block keeps about 16 terms a
-        bucket at most (a query reads its terms' buckets whole)."""
-        if len(self.dls) + n > _RECS:
-            return False
-        at = len(self.posts)
-        unpack(raw, bits, len(self.dls), self.posts)
-        if at and len(self.posts) > (_POSTS if into < 0 else min(_POSTS, 24 << into)):
-            del self.posts[at:]
-            return False
-        return True
+        return len(self.dls) < RECS and (not self.dls or len(self.posts) + n_hashes <= POSTS)
 
     def add(self, off, ln, kind, hashes):
         """Add a record: its offset and length in the file, its type and its terms' index
@@ -146,10 +132,10 @@ class Builder:
 
     def block(self, end, prb, bits=-1):
         """The block's bytes for the records added, covering up to `end` (`bits`: its
-        buckets', -1: chosen for its terms; postings unpack() took from blocks below _WHOLE
+        buckets', -1: chosen for its terms; postings remap.unpack() took from blocks below WHOLE
         bits need the fewest of theirs, and their keys are cut to what those bits hold)."""
         if bits >= 0:
-            keep = ((1 << bits) - 1) << (21 - bits) | _tag_mask(bits)
+            keep = ((1 << bits) - 1) << (21 - bits) | tag_mask(bits)
             p = self.posts
             for i in range(len(p)):
                 p[i] = (p[i] >> 9 & keep) << 9 | p[i] & 0x1FF
@@ -186,7 +172,7 @@ class Builder:
         k = len(posts)
         term = bytearray()
         shift = 21 - bits
-        mask = _tag_mask(bits)
+        mask = tag_mask(bits)
         for b in range(nb):
             struct.pack_into("<H", out, 2 * b, len(out) - d0)
             while i < k and posts[i] >> 9 >> shift == b:
@@ -205,7 +191,7 @@ class Builder:
                     varint(term, (o - prev - 1) << 2 | c)
                     prev = o
                     n += 1
-                tag = key & mask | (_ONE if n == 1 else 0)
+                tag = key & mask | (ONE if n == 1 else 0)
                 out.append(tag & 0xFF)
                 out.append(tag >> 8)
                 if j - i > 1:
@@ -214,7 +200,7 @@ class Builder:
                 i = j
         struct.pack_into("<H", out, 2 * nb, len(out) - d0)
         if len(out) > 0xFFFF:
-            raise ValueError("text index block over 64 KiB")  # (cannot happen: _POSTS bounds it)
+            raise ValueError("text index block over 64 KiB")  # (cannot happen: POSTS bounds it)
         return bits, out
 
 
@@ -227,7 +213,7 @@ class Block:
         self.pos = pos
         self.dir = pos + BH + self.n  # the bucket directory, after the lengths
         self.posts = self.dir + 2 * ((1 << self.bits) + 1)
-        self.ok = (magic == b"TB" and self.bits <= 8 and 0 < self.n <= _RECS and self.span <= 12
+        self.ok = (magic == b"TB" and self.bits <= 8 and 0 < self.n <= RECS and self.span <= 12
                    and self.start <= self.end
                    and self.body >= self.posts - pos - BH + 3 * self.n)
 
@@ -259,14 +245,14 @@ class Block:
             return None
         f.seek(at)
         raw = f.read(ln)
-        key = h & _tag_mask(self.bits)
+        key = h & tag_mask(self.bits)
         i = 0
         while i < ln:
             tag = raw[i] | raw[i + 1] << 8
-            size, j = _term(raw, i + 2, tag)
+            size, j = term_span(raw, i + 2, tag)
             if tag & 0x7FFF == key:
                 p = raw[j : j + size]
-                return at + j, size, size - _continued(p), p
+                return at + j, size, size - continued(p), p
             i = j + size
         return None
 
@@ -301,72 +287,6 @@ class Block:
         return d + 2 + struct.unpack("<H", _read_at(f, self.dir + d, 2))[0]
 
 
-def refilter(raw, bits, new):
-    """The bucket directory and postings `raw` (of a block with `bits`) without the records
-    whose ordinal maps to 255 in `new`, the others renumbered to new[ordinal]."""
-    nb = 1 << bits
-    out = bytearray(2 * (nb + 1))
-    d0 = len(out)
-    term = bytearray()
-    for b in range(nb):
-        struct.pack_into("<H", out, 2 * b, len(out) - d0)
-        for tag, p in _bucket_terms(raw, d0, b):
-            term[:] = b""
-            prev = -1
-            for o, c in postings(p):
-                o = new[o]
-                if o != 255:
-                    varint(term, (o - prev - 1) << 2 | c - 1)
-                    prev = o
-            if term:
-                one = len(term) - _continued(term) == 1  # (one posting left)
-                tag = tag & 0x7FFF | (_ONE if one else 0)
-                out.append(tag & 0xFF)
-                out.append(tag >> 8)
-                if not one:
-                    varint(out, len(term))
-                out += term
-    struct.pack_into("<H", out, 2 * nb, len(out) - d0)
-    return out
-
-
-def unpack(raw, bits, base, out):
-    """Append the postings `raw` (a block's bucket directory and postings, with `bits`) to
-    `out` as Builder packs them, their ordinals moved up by `base` (remap merges blocks). A
-    key is the term's bucket and tag: its whole key from _WHOLE bits on, else the bits a
-    block with as many bucket bits or fewer knows it by (block() cuts them to those)."""
-    nb = 1 << bits
-    d0 = 2 * (nb + 1)
-    shift = 21 - bits
-    mask = _tag_mask(bits)
-    for b in range(nb):
-        for tag, p in _bucket_terms(raw, d0, b):
-            key = b << shift | tag & mask
-            for o, c in postings(p):
-                out.append(key << 9 | (base + o) << 2 | c - 1)
-
-
-def _bucket_terms(raw, d0, b):
-    """(tag, postings bytes) of each term of bucket `b` in `raw`, a block's bucket directory
-    (`d0` bytes) and postings."""
-    a, z = struct.unpack_from("<HH", raw, 2 * b)
-    i = d0 + a
-    z += d0
-    while i < z:
-        tag = raw[i] | raw[i + 1] << 8
-        size, j = _term(raw, i + 2, tag)
-        yield tag, raw[j : j + size]
-        i = j + size
-
-
-def merged_bits(a, b):
-    """The bucket bits for block() of postings unpacked from blocks with `a` and `b` (-1:
-    keys whole, the block's own choice)."""
-    a = -1 if a >= _WHOLE else a
-    b = -1 if b >= _WHOLE else b
-    return b if a < 0 else a if b < 0 else min(a, b)
-
-
 def _entry(raw, i, pos):
     """(offset, length, type, next i) of the record-table entry at raw[i:], the previous
     record ending at `pos`: a type byte (bit 7: a gap follows), the gap, the length."""
@@ -380,14 +300,14 @@ def _entry(raw, i, pos):
     return pos, ln, k, i
 
 
-def _tag_mask(bits):
-    # The key's bits below the bucket's that a tag holds (at most 15).
+def tag_mask(bits):
+    """The key's bits below the bucket's that a tag holds (at most 15)."""
     return (1 << min(15, 21 - bits)) - 1
 
 
-def _term(raw, i, tag):
+def term_span(raw, i, tag):
     """(length of a term's postings, where they start) after its tag at raw[i:]."""
-    if tag & _ONE:
+    if tag & ONE:
         j = i
         while raw[j] > 127:
             j += 1
@@ -407,8 +327,8 @@ def postings(raw):
     return out
 
 
-def _continued(b):
-    # Bytes of a varint run that another byte follows (high bit set).
+def continued(b):
+    """Bytes of a varint run that another byte follows (high bit set)."""
     n = 0
     for c in b:
         n += c >> 7

@@ -18,7 +18,7 @@ from search_cases import turn as _turn
 import claw_memory
 from claw_memory import fsutil
 from claw_memory.core import Request
-from claw_memory.session import Sessions, file_name, tix
+from claw_memory.session import Sessions, file_name, remap, tix
 from claw_memory.session import archive as arc
 
 HEAP = "8M"
@@ -73,7 +73,7 @@ def test_a_block_reads_back_what_was_built():
         eq(blk.find(f, d, h3 | 0x7FE00000)[3], blk.find(f, d, h3)[3], "bits above the key: the same")
         size = blk.postings_size(f)
         f.seek(blk.dir)
-        posts = tix.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
+        posts = remap.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
     # record 1 dropped, record 2 becomes 1: h2 keeps record 0 only, h3 record 1
     b2 = tix.Builder()
     b2.record(0, 40, 1, 3)
