@@ -157,8 +157,8 @@ class SearchTool:
                 agent = agent_of(sid)  # (the calling agent's: ESP-Claw's ids name it)
                 prefix = chat_key(channel, chat_id, agent) + ":"
                 ids = self.chat_sessions((channel, chat_id), agent)
-                if sid and sid not in ids:
-                    ids += (sid,)
+                if sid:  # (in scope, and last: the newest on a tie)
+                    ids = tuple(i for i in ids if i != sid) + (sid,)
             elif sid:
                 prefix = ""
                 ids = (sid,)

@@ -136,9 +136,11 @@ class Memory:
 
     def search(self, query, limit=5, chat=None, session=None, agent=0, skipped=None):
         """Search the session history, archives included: the records that best match
-        `query` (BM25 over records, the newer first on a tie), as dicts with "session" (its
-        id), "role" ("user", "assistant" or "tool"), "text" (the record's visible text, cut
-        to max_message_chars), "score", "archived" and "offset". `session`: one session's;
+        `query` (BM25 over records; on a tie the newer first: the later record of a
+        session, its log before its archive, archives by when they were made, a chat's
+        sessions in chat_sessions' order), as dicts with "session" (its id), "role"
+        ("user", "assistant" or "tool"), "text" (the record's visible text, cut to
+        max_message_chars), "score", "archived" and "offset". `session`: one session's;
         `chat`: (channel, chat_id), every session of that chat (agent `agent`'s);
         neither: the whole data root. A file that cannot be read (an I/O error) is left
         out and noted in the log, and its session id appended to the list `skipped` when
@@ -148,8 +150,8 @@ class Memory:
 
     def chat_sessions(self, chat, agent=0):
         """The session ids of a chat, (channel, chat_id), of agent `agent` (ESP-Claw's
-        `agent:<n>:chat:...` ids for n > 0): every alias its chat map names (none when it
-        has no map)."""
+        `agent:<n>:chat:...` ids for n > 0): every alias its chat map names, in the order
+        the map made them, the current one last (none when it has no map)."""
         from .wiring import chat_sessions
         return chat_sessions(self, chat, agent)
 

@@ -74,7 +74,8 @@ def chat_sessions(mem, chat, agent=0):
     if state is None:
         return ()
     key = chat_key(chat[0], chat[1], agent)
-    return tuple(key + ":" + alias for alias in state[1])
+    # (in the order the map made them, the current session last: the newer on a search's tie)
+    return tuple(key + ":" + a for a in state[1] if a != state[0]) + (key + ":" + state[0],)
 
 
 def memory_command(mem, channel, chat_id, command, agent=0):

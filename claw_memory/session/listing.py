@@ -162,11 +162,13 @@ def search_files(sessions, scope):
             if not has(keys, fmt_.name_key(log)):
                 yield from _files_of(sessions, None, log, segs)
     else:
-        for sid, log in found:
-            yield from _files_of(sessions, sid, log, segs)
+        # (the later in the list, the newer on a tie: a chat's sessions in the order its map
+        # made them, the current one last; the whole folder has no such order)
+        for i, (sid, log) in enumerate(found):
+            yield from _files_of(sessions, sid, log, segs, (1 << 20) + i)
 
 
-def _files_of(sessions, sid, log, segs):
+def _files_of(sessions, sid, log, segs, order=1 << 20):
     from .archive import seg_path
 
     name = log.rsplit("/", 1)[-1]
@@ -178,6 +180,6 @@ def _files_of(sessions, sid, log, segs):
     if st is not None:
         sessions._flushed(log)
         if st.log_size > 0:
-            yield sid, log, False, st.log_size, 1 << 20, True, st.tix_end < 0
+            yield sid, log, False, st.log_size, order, True, st.tix_end < 0
     else:
-        yield sid, log, False, -1, 1 << 20, False, True  # (a missing log is passed over)
+        yield sid, log, False, -1, order, False, True  # (a missing log is passed over)

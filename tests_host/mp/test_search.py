@@ -495,6 +495,44 @@ def test_the_tool_searches_the_calling_agents_sessions_and_its_own():
     return run()
 
 
+def test_ties_between_a_chats_sessions_go_to_the_current_one():
+    # The same words said in two sessions of a chat: the older session's record lies further
+    # into its log, but the current session's comes first (a chat's sessions in the order
+    # its map made them, the current one last); after a switch, the other one's.
+    import json
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    old = mem.chats.session_id("web", "bob")
+    for i in range(8):
+        mem.sessions.persist(old, [(1, None, "some chatter number %d" % i)])
+        mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
+    said = "where did I park the red scooter"
+    mem.sessions.persist(old, [(1, None, said)])
+    mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
+    mem.session_command("web", "bob", "new trip")
+    new = mem.chats.session_id("web", "bob")
+    mem.sessions.persist(new, [(1, None, said)])
+    mem.sessions.persist(new, [(2, None, "fine")], turn_completed=True)
+    eq(mem.chat_sessions(("web", "bob")), (old, new), "the current session last")
+    got = mem.search("red scooter park", 2, chat=("web", "bob"))
+    eq(got[0]["score"], got[1]["score"], "(a tie)")
+    ok(got[1]["offset"] < got[0]["offset"] or got[0]["session"] == new, "(the old one further in)")
+    eq([h["session"] for h in got], [new, old], "the current session's first")
+    tool = [t for t in mem.tools() if t.name == "memory_search"][0]
+
+    async def run():
+        out = await tool.handler({"query": "red scooter park", "limit": 2}, Request("q", old, "web", "bob"))
+        eq([h["session"] for h in json.loads(out[1])["hits"]], ["default_01", "trip"],
+           "the tool: the request's session first on a tie")
+        mem.session_command("web", "bob", "switch default_01")
+        eq(mem.chat_sessions(("web", "bob")), (new, old), "switched: default_01 last")
+        eq([h["session"] for h in mem.search("red scooter park", 2, chat=("web", "bob"))], [old, new],
+           "after the switch, default_01's first")
+
+    return run()
+
+
 def test_lite_mode_searches_too():
     dev = mount("lfs2", "/flash", blocks=256)
     mem = claw_memory.open("/flash", mode="lite")
