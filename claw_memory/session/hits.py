@@ -19,9 +19,9 @@ class Stale(Exception):
 
 
 class Again(Exception):
-    """A file a first pass read could not be read again: it is left out (its path hash in
-    the query's `exclude`, reported as skipped) and the query runs again without it (its
-    candidates would have taken the places of others)."""
+    """A file a first pass read could not be read again: it is left out (in the query's
+    `exclude`, reported as skipped) and the query runs again without it (its candidates
+    would have taken the places of others)."""
 
 
 def verify(q, cands, limit, max_chars):
@@ -49,9 +49,7 @@ def _check(q, cands, limit, max_chars, kept):
         except OSError as e:
             if e.args and e.args[0] == ENOENT:
                 raise Stale(None)  # (gone since the first pass: the listing changed)
-            q.skip(file, e)
-            q.exclude.append(path_hash(file[1]))
-            raise Again()
+            q.lost(file, e)
         i = j
     out.sort(key=lambda r: (r[0], r[1]), reverse=True)
     res = []

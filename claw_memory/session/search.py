@@ -47,6 +47,7 @@ TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
 _FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
+_AGAIN = const(2)  # runs again without a file that failed after the first pass (each reads all)
 
 
 def query_hashes(query):
@@ -90,24 +91,34 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     qh = query_hashes(query)
     if not qh:
         return []
-    exclude = []  # the path hashes of files left out after a first pass had them
+    exclude = []  # (path, session id) of files left out after a first pass had them
     tries = 3
+    again = _AGAIN
     while tries:
+        lost = []  # (this run's: a file an earlier run could not read may read now)
         try:
-            return _Query(qh, max_record, files, note, skipped, exclude).run(limit, max_chars)
+            hits = _Query(qh, max_record, files, note, lost, exclude, again > 0).run(limit, max_chars)
         except Stale as e:
             tries -= 1
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
+            continue
         except Again:
-            pass  # (one more file in `exclude`: its candidates took the places of others)
+            again -= 1  # (one more file in `exclude`: its candidates took the places of others)
+            continue
+        if skipped is not None:
+            for sid in [x[1] for x in exclude] + lost:
+                if sid not in skipped:
+                    skipped.append(sid)
+        return hits
     return []
 
 
 class _Query:
-    def __init__(self, qh, max_record, files, note, skipped, exclude):
+    def __init__(self, qh, max_record, files, note, skipped, exclude, again):
         self.qh = qh
         self.exclude = exclude
+        self.again = again  # whether a file failing after the first pass reruns the query
         self.files = files
         self.max_record = max_record
         self.note = note
@@ -140,7 +151,7 @@ class _Query:
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
-            if self.exclude and path_hash(file[1]) in self.exclude:
+            if self.exclude and _listed(self.exclude, file[1]):
                 continue
             marks = self._mark()
             try:
@@ -175,6 +186,14 @@ class _Query:
             self.note("search: %s left out, not readable: %r" % (file[1], e))
         if file[0] not in self.skipped:
             self.skipped.append(file[0])
+
+    def lost(self, file, e):
+        """A file that failed after the first pass: left out; the query runs again without
+        it (Again) while it may, else its candidates are dropped where they are."""
+        self.skip(file, e)  # (in this run's list: a run again reports it from `exclude`)
+        if self.again:
+            self.exclude.append((file[1], file[0]))
+            raise Again()
 
     # -- the first pass ----------------------------------------------------------------
 
@@ -344,6 +363,7 @@ class _Query:
         open_fi = -1
         pool = memoryview(self.pool)
         kept = Kept(self)  # (only when postings beyond the pool are read again)
+        bad = []  # files whose index failed here when no rerun is left: their candidates go
         try:
             for j in range(len(self.bpos)):
                 fi = self.bfile[j]
@@ -351,7 +371,8 @@ class _Query:
                 dls = None  # (the block's lengths, read again for postings beyond the pool)
                 for o in range(n):
                     acc[o] = 0.0
-                for _ in range(self.bm[j]):
+                m0 = m
+                for _ in range(self.bm[j] if fi not in bad else 0):
                     v = self.mterm[m]
                     size = v & 1023
                     far = v & _FAR
@@ -366,9 +387,9 @@ class _Query:
                         except OSError as e:
                             if e.args and e.args[0] == ENOENT:
                                 raise Stale(None)  # (gone since the first pass)
-                            self.skip(kept.get(fi), e)
-                            self.exclude.append(self.kpath[fi])
-                            raise Again()
+                            self.lost(kept.get(fi), e)
+                            bad.append(fi)
+                            break
                     else:
                         raw = pool[self.mat[m] : self.mat[m] + size]
                         lens = pool[self.mat[m] + size :]  # (by the posting's place)
@@ -385,6 +406,9 @@ class _Query:
                             acc[o] += w * c / (c + self.norm(tix.unquant(dl)))
                         q += 1
                     m += 1
+                m = m0 + self.bm[j]
+                if fi in bad:
+                    continue
                 order = order_of(self.korder[fi], self.bpos[j])
                 for o in range(n):
                     if acc[o]:
@@ -396,9 +420,11 @@ class _Query:
         nq = len(self.qh)
         for t in range(len(self.toff)):
             fi, off, kd = self.tfile[t], self.toff[t], self.tkdl[t]
+            if fi in bad:
+                continue
             top.push((round(self.bm25(self.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
                       order_of(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
-        return top.items
+        return [c for c in top.items if c[2] not in bad] if bad else top.items
 
     def _reopen(self, f, open_fi, fi, kept):
         if open_fi != fi:
@@ -406,3 +432,10 @@ class _Query:
                 f.close()
             f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
         return f, fi
+
+
+def _listed(exclude, path):
+    for p, _ in exclude:
+        if p == path:
+            return True
+    return False
