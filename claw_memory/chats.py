@@ -89,8 +89,14 @@ def valid_alias(alias):
     return True
 
 
+_DIGITS = const("0123456789")
+
+
 def chat_key(channel, chat_id, agent=0):
-    """`chat:<channel>:<chat_id>` (or `agent:<n>:chat:...` for agent n > 0)."""
+    """`chat:<channel>:<chat_id>` (or `agent:<n>:chat:...` for agent n > 0); ValueError for
+    an agent ESP-Claw's ids cannot name (its number is a uint32)."""
+    if isinstance(agent, bool) or not isinstance(agent, int) or not 0 <= agent < 1 << 32:
+        raise ValueError("agent must be 0..2**32-1")
     key = "chat:%s:%s" % (channel, chat_id)
     return "agent:%d:%s" % (agent, key) if agent else key
 
@@ -101,8 +107,8 @@ def agent_of(session_id):
     if not isinstance(session_id, str) or not session_id.startswith("agent:"):
         return 0
     n, sep, _ = session_id[6:].partition(":")
-    if not sep or not n.isdigit() or n[0] == "0" or len(n) > 10 or int(n) >> 32:
-        return 0
+    if not sep or not 0 < len(n) <= 10 or n[0] == "0" or any(c not in _DIGITS for c in n) or int(n) >> 32:
+        return 0  # (ASCII digits only: CPython's isdigit() takes other scripts' digits)
     return int(n)
 
 

@@ -66,8 +66,6 @@ def chat_sessions(mem, chat, agent=0):
     """Memory.chat_sessions()."""
     if not isinstance(chat, (tuple, list)) or len(chat) != 2:
         raise ValueError("chat must be (channel, chat_id)")
-    if isinstance(agent, bool) or not isinstance(agent, int) or not 0 <= agent < 1 << 32:
-        raise ValueError("agent must be 0..2**32-1")
     from .chats import chat_key
 
     state = mem.chats.aliases(chat[0], chat[1], agent)

@@ -119,23 +119,11 @@ def _export_lines(copy, counts, progress, put):
         row["type"] = "item"
         line(row)
         counts["items"] += 1
-    cm = os.path.join(copy, "sessions", "chat_map")
-    if os.path.isdir(cm):
-        for name in sorted(os.listdir(cm)):
-            if name.endswith(".json"):
-                try:
-                    with open(os.path.join(cm, name), encoding="utf-8-sig") as f:  # a BOM too
-                        m = json.load(f)
-                    key = m["chat_key"]
-                except (ValueError, KeyError, TypeError):
-                    continue
-                if not isinstance(key, str) or not key:
-                    continue
-                state = mem.chats.state(key)  # validated and repaired by the package
-                if state:
-                    line({"type": "chat_map", "chat_key": key, "current_alias": state[0],
-                          "sessions": state[1]})
-                    counts["chat_maps"] += 1
+    # (read as the package reads them, as ESP-Claw's cJSON does: a BOM, a stray tail)
+    for key, current, aliases in sorted(mem.chats.each(), key=lambda m: chats_mod.map_file(m[0])):
+        if key:
+            line({"type": "chat_map", "chat_key": key, "current_alias": current, "sessions": aliases})
+            counts["chat_maps"] += 1
     files = sorted(r["file"] for r in mem.sessions.list())
     bar = Progress(len(files), "export", status=None) if progress else None
     for f in files:

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import claw_memory
+from claw_memory import chats
 from claw_memory_cli import main
 
 SID = "chat:web:local:default_01"
@@ -350,6 +351,27 @@ def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
     rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
     assert rc == 0 and "1 chat map" in out and "chat maps" not in out
+
+
+def test_export_keeps_a_chat_map_with_a_stray_tail(tmp_path, capsys):
+    # The library (as ESP-Claw's cJSON_Parse) reads a map's first JSON value, a stray tail
+    # ignored: the export carries the same aliases, and the import gives the chat its sessions.
+    root = tmp_path / "root"
+    _build(root)
+    mem = claw_memory.open(str(root))
+    mem.session_command("web", "local", "new work")
+    mem.close()
+    path = root / "sessions" / "chat_map" / chats.map_file("chat:web:local")
+    path.write_bytes(path.read_bytes() + b"x\x00junk")
+    bundle = tmp_path / "b.jsonl"
+    rc, out, _ = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0 and "1 chat map" in out, out
+    maps = [json.loads(l) for l in bundle.read_text().splitlines() if '"chat_map"' in l]
+    assert maps == [{"type": "chat_map", "chat_key": "chat:web:local", "current_alias": "work",
+                     "sessions": ["default_01", "work"]}]
+    rc, out, _ = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, out
+    assert claw_memory.open(str(tmp_path / "copy")).chats.aliases("web", "local") == ("work", ["default_01", "work"])
 
 
 def test_a_folder_that_is_not_a_data_root_is_said_so_and_left_alone(tmp_path, capsys):

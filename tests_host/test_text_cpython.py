@@ -25,3 +25,11 @@ def test_a_stray_tail_is_read_as_cjson_parse_reads_it_under_cpython_too():
         assert jsonraw.json_value(good + tail) is None, tail
     for bad in (good[:-1], good[:9] + b"\x00" + good[9:], b"x" + good, b'{"a":"x\x00y"}'):
         assert jsonraw.json_value(bad, True) is None, bad
+
+
+def test_an_agent_number_is_ascii_digits_under_cpython_too():
+    from claw_memory.chats import agent_of
+
+    for sid in ("agent:\u00b2:chat:web:u:d", "agent:\u0662:chat:web:u:d", "agent:\uff11:chat:web:u:d"):
+        assert agent_of(sid) == 0, sid
+    assert agent_of("agent:12:chat:web:u:d") == 12

@@ -110,7 +110,7 @@ TESTS = {
     "extract": [_MP + "test_extract.py", _MP + "test_tools_edges.py", _MP + "test_expiry.py"],
     "wire": [_MP + "test_stream.py", _MP + "test_llm.py", "tests_host/test_llm.py", _MP + "test_agent.py",
              _MP + "test_session_records.py"],
-    "chats": [_MP + "test_chats.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py",
+    "chats": ["tests_host/test_text_cpython.py", _MP + "test_chats.py", _MP + "test_search.py", _MP + "test_session_lifecycle.py", _MP + "test_lifecycle_powercut.py",
               _MP + "test_incognito.py"],
     "hooks": [_MP + "test_session_lifecycle.py", _MP + "test_agent.py", _MP + "test_lifecycle_powercut.py",
               _MP + "test_incognito.py", _MP + "test_provenance.py"],

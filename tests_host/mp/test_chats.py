@@ -134,6 +134,28 @@ def test_a_map_with_a_stray_tail_is_read_as_esp_claw_reads_it():
     dev.unmount()
 
 
+def test_an_agent_esp_claws_ids_cannot_name_is_refused():
+    # ESP-Claw numbers agents with a uint32 ("agent:%u:..."): anything else is refused, and
+    # no chat map is written for it.
+    dev, mem = _setup()
+    for agent in ("2", -1, 2 ** 32, True, 1.5, None):
+        for call in (lambda: mem.session_command("web", "u1", "new side", agent),
+                     lambda: mem.chats.session_id("web", "u1", agent),
+                     lambda: mem.chat_sessions(("web", "u1"), agent),
+                     lambda: mem.search("x", chat=("web", "u1"), agent=agent)):
+            try:
+                call()
+                ok(False, "agent %r accepted" % (agent,))
+            except ValueError as e:
+                eq(str(e), "agent must be 0..2**32-1", "agent %r" % (agent,))
+        ok(mem.memory_command("web", "u1", "undo", agent).startswith("Memory command failed: agent must be"),
+           "/memory answers with the reason, agent %r" % (agent,))
+    eq(os.listdir(MAPS) if "chat_map" in os.listdir("/flash/sessions") else [], [], "no map written")
+    eq(mem.chats.session_id("web", "u1", 2 ** 32 - 1), "agent:4294967295:chat:web:u1:default_01", "the largest")
+    eq(chats.agent_of("agent:\u0662:chat:web:u1:default_01"), 0, "an Arabic-Indic digit is no agent number")
+    dev.unmount()
+
+
 def test_a_deletion_cut_while_its_journal_is_written_deletes_no_other_session():
     # A cut while /session delete writes its journal leaves it empty (or unreadable): that
     # names no alias, so nothing is deleted on the next read of the map, not even the
