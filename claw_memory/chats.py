@@ -49,11 +49,15 @@ _INCOGNITO_NAME = const("incognito")  # the alias of `/session new --incognito` 
 
 
 def _raw(path):
-    """A chat map's bytes: None when it is missing, b"" when over the size bound (damaged)."""
-    try:
-        return fsutil.read_bounded(path, _MAP_MAX)
-    except ValueError:
-        return b""
+    """A chat map's first _MAP_MAX bytes (a map is under 2 KiB: what follows is a tail,
+    which ESP-Claw's cJSON_Parse ignores too); None when it is missing."""
+    f = fsutil.open_existing(path)
+    if f is None:
+        return None
+    with f:
+        n = f.seek(0, 2)
+        f.seek(0)
+        return f.read(min(n, _MAP_MAX))  # (MicroPython allocates what read() is asked for)
 
 
 def _read(path):

@@ -13,7 +13,9 @@ stated below); tools/heap32.py prints what each operation needs.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -47,8 +49,8 @@ BOARD_KIB = heap32.BOARD_KIB
 # postings), and all of them in one run complete from about 268 KiB (MPY_KIB holds 272; below
 # it they fail on fragmentation, memory_list's 16 KiB result buffer or a block's postings
 # finding no free run that size, and the figure moves with the modules' file paths, which
-# the .mpy keep in the heap: 264 was enough from pytest's own folder, not from xdist's
-# longer one): more than a board without PSRAM.
+# the .mpy keep in the heap: the package is loaded from a short folder of a fixed length,
+# the `mpy` fixture's): more than a board without PSRAM.
 OPEN_FROZEN_KIB = 32
 HELD_TOOLS_KIB = 36
 HELD_REQUEST_KIB = 46
@@ -80,10 +82,14 @@ def ports():
 
 
 @pytest.fixture(scope="module")
-def mpy(tmp_path_factory):
-    pkg = tmp_path_factory.mktemp("mpy")
-    heap32.mpy_package(str(pkg))
-    return str(pkg)
+def mpy():
+    # A short folder of a fixed length (a board's is /lib): the .mpy keep their modules' file
+    # paths in the heap, and pytest's folder, whose length depends on the user and the
+    # worker, moved the whole run's fragmentation from passing to failing.
+    pkg = tempfile.mkdtemp(prefix="cm", dir="/tmp" if os.path.isdir("/tmp") else None)
+    heap32.mpy_package(pkg)
+    yield pkg
+    shutil.rmtree(pkg, ignore_errors=True)
 
 
 def _root(ports, cwd):

@@ -82,13 +82,15 @@ def parse(raw, off):
         raw = raw[3:]  # a UTF-8 BOM, as ESP-Claw's cJSON accepts it
     if not MICROPYTHON and isinstance(raw, memoryview):
         raw = bytes(raw)  # CPython's json takes no memoryview (MicroPython's does: no copy)
-    obj = jsonraw.json_value(raw, True)  # (as ESP-Claw's cJSON_Parse reads a line)
+    obj = jsonraw.json_value(raw)
     if obj is None:
         # ESP-Claw cuts a field at a byte count and may split a character (docs/DESIGN.md,
         # deliberate difference 4): the line is read with the split bytes dropped, not lost
         clean = text.clean_bytes(raw)
         if len(clean) < len(raw):
             raw = clean
+            obj = jsonraw.json_value(raw)
+        if obj is None:  # (rarer: text after the item, which ESP-Claw's cJSON_Parse ignores)
             obj = jsonraw.json_value(raw, True)
     it = itm.from_obj(obj, raw)
     if it is None:
@@ -103,15 +105,22 @@ def line_at(f, off):
     """The line at `off` of an open records file with its newline (bytes), or None (torn,
     or longer than LINE_MAX)."""
     f.seek(off)
-    out = b""
-    while len(out) < LINE_MAX:
+    n = 0
+    while n < LINE_MAX:
         chunk = f.read(256)
         if not chunk:
             return None  # no newline: a torn line is not an item
         k = chunk.find(b"\n")
         if k >= 0:
-            return out + chunk[: k + 1]
-        out += chunk
+            if not n:
+                return chunk[: k + 1]
+            # (read again whole: one allocation of the line's size, not a copy per piece,
+            # which at capacity left no free run for the last one)
+            n += k + 1
+            chunk = None
+            f.seek(off)
+            return f.read(n)
+        n += len(chunk)
     return None
 
 
