@@ -1,16 +1,25 @@
-# claw_memory.session.hits: a query's candidates (the best so far, by score and recency), read and
-# checked: its hits (session/search.py).
+# claw_memory.session.hits: a query's second pass and its checks (session/search.py runs the
+# first): its candidates (the best so far, by score and recency), read and checked: its hits.
 # MIT license
 #
+# The second pass scores the records the first pass found, block by block, from the postings
+# it kept in its pool (or read again from an index beyond it), then the records it scored
+# from their text, keeping the best 2 x limit + 3 candidates.
 # The candidates are read file by file, block by block: a record's place from its block's
 # record table, then the record from its file. A record that holds none of the query's terms
 # (two terms sharing a bucket and key in a block) is left out; a position that holds no such
 # record means the index is stale (Stale: it is written again and the query runs again).
 
+from array import array
+
 from .. import fsutil, text
-from .._compat import ENOENT
+from .._compat import ENOENT, const
 from . import format as fmt_
 from . import indexer, tix
+
+K1 = 1.2
+B = 0.75
+FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 
 
 class Stale(Exception):
@@ -25,7 +34,7 @@ class Again(Exception):
 
 
 def verify(q, cands, limit, max_chars):
-    """The best `limit` of the candidates `cands` (_Query._score's), their records read and
+    """The best `limit` of the candidates `cands` (score()'s), their records read and
     checked, as hits; Stale when an index names a position that holds no such record."""
     kept = Kept(q)
     try:
@@ -93,6 +102,88 @@ def _hits(q, file, cands, out, limit, max_chars):
             out.sort(key=lambda r: (r[0], r[1]), reverse=True)
             del out[limit:]
 
+
+
+def score(q, k):
+    """The second pass: the best `k` candidates of the query `q` (search._Query), scored from
+    the postings its first pass kept (in its pool, or read again from an index), and the
+    records it scored from their text."""
+    top = Top(k)
+    acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
+    m = 0
+    f = None
+    open_fi = -1
+    pool = memoryview(q.pool)
+    kept = Kept(q)  # (only when postings beyond the pool are read again)
+    bad = []  # files whose index failed here when no rerun is left: their candidates go
+    try:
+        for j in range(len(q.bpos)):
+            fi = q.bfile[j]
+            n = q.bn[j]
+            dls = None  # (the block's lengths, read again for postings beyond the pool)
+            for o in range(n):
+                acc[o] = 0.0
+            m0 = m
+            for _ in range(q.bm[j] if fi not in bad else 0):
+                v = q.mterm[m]
+                size = v & 1023
+                far = v & FAR
+                if far:
+                    try:
+                        f, open_fi = _reopen(f, open_fi, fi, kept)
+                        if dls is None:
+                            f.seek(q.bpos[j])
+                            dls = tix.Block(f.read(tix.BH), q.bpos[j]).head(f)[0]
+                        f.seek(q.mat[m])
+                        raw = f.read(size)
+                    except OSError as e:
+                        if e.args and e.args[0] == ENOENT:
+                            raise Stale(None)  # (gone since the first pass)
+                        q.lost(kept.get(fi), e)
+                        bad.append(fi)
+                        break
+                else:
+                    raw = pool[q.mat[m] : q.mat[m] + size]
+                    lens = pool[q.mat[m] + size :]  # (by the posting's place)
+                w = q.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
+                o = -1
+                p = 0
+                at = 0  # (the posting's place: its record's length in the pool)
+                while p < size:
+                    x, p = tix.unvarint(raw, p)
+                    o += (x >> 2) + 1
+                    if o < n:
+                        c = (x & 3) + 1
+                        dl = dls[o] if far else lens[at]
+                        acc[o] += w * c / (c + q.norm(tix.unquant(dl)))
+                    at += 1
+                m += 1
+            m = m0 + q.bm[j]
+            if fi in bad:
+                continue
+            order = order_of(q.korder[fi], q.bpos[j])
+            for o in range(n):
+                if acc[o]:
+                    top.push((round(acc[o], 4), order + o, fi, q.bpos[j], o))
+    finally:
+        if f is not None:
+            f.close()
+        kept.close()
+    nq = len(q.qh)
+    for t in range(len(q.toff)):
+        fi, off, kd = q.tfile[t], q.toff[t], q.tkdl[t]
+        if fi in bad:
+            continue
+        top.push((round(q.bm25(q.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
+                  order_of(q.korder[fi], off), fi, -1, (off, q.tlen[t], kd >> 24)))
+    return [c for c in top.items if c[2] not in bad] if bad else top.items
+
+def _reopen(f, open_fi, fi, kept):
+    if open_fi != fi:
+        if f is not None:
+            f.close()
+        f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
+    return f, fi
 
 
 class Kept:

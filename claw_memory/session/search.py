@@ -7,8 +7,8 @@
 # terms (each term's document frequency); the postings it finds, each followed by the lengths
 # of the records it names (not the whole block's: a term is in few of them), are kept in one
 # byte pool (up to _POOL bytes; beyond that, where they are, to be read again). The second
-# pass scores those records from the pool, keeping the best 2 x limit + 3 candidates; then
-# their records are read, file by file, and checked (session/hits.py): a record that holds
+# pass (session/hits.py) scores those records from the pool, keeping the best 2 x limit + 3
+# candidates; then their records are read, file by file, and checked: a record that holds
 # none of the query's terms (two terms sharing a bucket and key in a block) is left out; a
 # position that holds no such record means the index is stale: it is written again and the
 # query runs again.
@@ -34,19 +34,16 @@ import math
 from array import array
 
 from .. import fsutil, text
-from .._compat import ENOENT, ENOSPC, const
+from .._compat import ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
-from .hits import Again, Kept, Stale, Top, order_of, path_hash, verify
+from .hits import B, FAR, K1, Again, Stale, path_hash, score, verify
 from .write import TAIL
 
-K1 = 1.2
-B = 0.75
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
-_FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
 _AGAIN = const(2)  # runs again without a file that failed after the first pass (each reads all)
 
 
@@ -136,8 +133,8 @@ class _Query:
         self.bpos = array("I")
         self.bn = array("B")
         self.bm = array("B")
-        # per match: query term << 10 | byte length (| _FAR), where (in the pool: the postings,
-        # then one length per posting; _FAR: the postings in the index)
+        # per match: query term << 10 | byte length (| FAR), where (in the pool: the postings,
+        # then one length per posting; FAR: the postings in the index)
         self.mterm = array("H")
         self.mat = array("I")
         # per record scored from its text that matches (after an index's end; a whole file
@@ -163,7 +160,7 @@ class _Query:
             return []
         self.avg = self.sumdl / self.n
         self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
-        cands = self._score(2 * limit + 3)
+        cands = score(self, 2 * limit + 3)
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
         self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
@@ -305,7 +302,7 @@ class _Query:
                 self.mterm.append(i << 10 | got[1])
                 self.mat.append(self._keep(got[3], dls))
             else:
-                self.mterm.append(i << 10 | got[1] | _FAR)
+                self.mterm.append(i << 10 | got[1] | FAR)
                 self.mat.append(got[0])
             k += 1
         if k:
@@ -352,86 +349,6 @@ class _Query:
                 self.tlen.append(ln)
                 self.tkdl.append(k << 24 | min(dl, 0xFFFFFF))
                 self.ttf.extend(bytes(tf))
-
-    # -- the second pass ---------------------------------------------------------------
-
-    def _score(self, k):
-        top = Top(k)
-        acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
-        m = 0
-        f = None
-        open_fi = -1
-        pool = memoryview(self.pool)
-        kept = Kept(self)  # (only when postings beyond the pool are read again)
-        bad = []  # files whose index failed here when no rerun is left: their candidates go
-        try:
-            for j in range(len(self.bpos)):
-                fi = self.bfile[j]
-                n = self.bn[j]
-                dls = None  # (the block's lengths, read again for postings beyond the pool)
-                for o in range(n):
-                    acc[o] = 0.0
-                m0 = m
-                for _ in range(self.bm[j] if fi not in bad else 0):
-                    v = self.mterm[m]
-                    size = v & 1023
-                    far = v & _FAR
-                    if far:
-                        try:
-                            f, open_fi = self._reopen(f, open_fi, fi, kept)
-                            if dls is None:
-                                f.seek(self.bpos[j])
-                                dls = tix.Block(f.read(tix.BH), self.bpos[j]).head(f)[0]
-                            f.seek(self.mat[m])
-                            raw = f.read(size)
-                        except OSError as e:
-                            if e.args and e.args[0] == ENOENT:
-                                raise Stale(None)  # (gone since the first pass)
-                            self.lost(kept.get(fi), e)
-                            bad.append(fi)
-                            break
-                    else:
-                        raw = pool[self.mat[m] : self.mat[m] + size]
-                        lens = pool[self.mat[m] + size :]  # (by the posting's place)
-                    w = self.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
-                    o = -1
-                    p = 0
-                    q = 0
-                    while p < size:
-                        x, p = tix.unvarint(raw, p)
-                        o += (x >> 2) + 1
-                        if o < n:
-                            c = (x & 3) + 1
-                            dl = dls[o] if far else lens[q]
-                            acc[o] += w * c / (c + self.norm(tix.unquant(dl)))
-                        q += 1
-                    m += 1
-                m = m0 + self.bm[j]
-                if fi in bad:
-                    continue
-                order = order_of(self.korder[fi], self.bpos[j])
-                for o in range(n):
-                    if acc[o]:
-                        top.push((round(acc[o], 4), order + o, fi, self.bpos[j], o))
-        finally:
-            if f is not None:
-                f.close()
-            kept.close()
-        nq = len(self.qh)
-        for t in range(len(self.toff)):
-            fi, off, kd = self.tfile[t], self.toff[t], self.tkdl[t]
-            if fi in bad:
-                continue
-            top.push((round(self.bm25(self.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
-                      order_of(self.korder[fi], off), fi, -1, (off, self.tlen[t], kd >> 24)))
-        return [c for c in top.items if c[2] not in bad] if bad else top.items
-
-    def _reopen(self, f, open_fi, fi, kept):
-        if open_fi != fi:
-            if f is not None:
-                f.close()
-            f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
-        return f, fi
 
 
 def _listed(exclude, path):

@@ -4,7 +4,7 @@
 import json
 
 from flashsim import mount
-from mptest import eq, ok
+from mptest import Clock, eq, ok
 from scripted_llm import ScriptedLLM, say
 
 import claw_memory
@@ -20,6 +20,8 @@ def _read(path):
         return f.read()
 
 
+# (the tests' clock is fixed: a real one puts "4711" into an id or a time now and then, and
+# the secret's keyword would then be found where it is not)
 def _everywhere(mem):
     from claw_memory import fsutil
 
@@ -35,7 +37,7 @@ async def test_forget_removes_the_item_everywhere():
     dev = mount("lfs2", "/flash", blocks=256)
     x = ScriptedLLM([say(json.dumps({"intent": "none", "memories": [{"content": SECRET, "tags": ["pin"],
                                                                      "keywords": ["4711"]}]}))])
-    mem = claw_memory.open("/flash", extraction_llm=x)
+    mem = claw_memory.open("/flash", extraction_llm=x, clock=Clock())
     it, _ = mem.store.store(SECRET, "pin", "4711")
     mem.store.store("User likes tea", "drink")
     mem.flush()
@@ -57,7 +59,7 @@ async def test_forget_removes_the_item_everywhere():
 
 def test_forgotten_text_leaves_every_file_within_5_changes_across_a_reboot():
     dev = mount("lfs2", "/flash", blocks=256)
-    mem = claw_memory.open("/flash", extract=False)
+    mem = claw_memory.open("/flash", extract=False, clock=Clock())
     it, _ = mem.store.store(SECRET, "pin", "4711")
     for n in range(5):
         mem.store.store("Filler fact number %d about gardens" % n, "garden")
@@ -65,7 +67,7 @@ def test_forgotten_text_leaves_every_file_within_5_changes_across_a_reboot():
     mem.store.forget(it["id"])  # change 1 since the last compaction
     ok(_everywhere(mem) != _NOWHERE, "not yet everywhere gone: compaction waits for 5 changes")
     dev = dev.reboot()  # no close(): a power cut
-    mem = claw_memory.open("/flash", extract=False)
+    mem = claw_memory.open("/flash", extract=False, clock=Clock())
     changes = 0
     while _everywhere(mem) != _NOWHERE:
         mem.store.store("Another fact number %d about boats" % changes, "boat")
@@ -77,7 +79,7 @@ def test_forgotten_text_leaves_every_file_within_5_changes_across_a_reboot():
 
 def test_deleting_a_session_removes_its_files():
     dev = mount("lfs2", "/flash", blocks=256)
-    mem = claw_memory.open("/flash", extract=False)
+    mem = claw_memory.open("/flash", extract=False, clock=Clock())
     mem.chats.session_id("web", "u")
     mem.session_command("web", "u", "new secret")
     sid = mem.chats.session_id("web", "u")
