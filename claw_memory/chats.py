@@ -49,8 +49,9 @@ _INCOGNITO_NAME = const("incognito")  # the alias of `/session new --incognito` 
 
 
 def _raw(path):
-    """A chat map's first _MAP_MAX bytes (a map is under 2 KiB: what follows is a tail,
-    which ESP-Claw's cJSON_Parse ignores too); None when it is missing."""
+    """A chat map's first _MAP_MAX bytes (the largest map we write, a chat id of escaped
+    control characters and 32 aliases, is about 4,000: what follows is a tail, which
+    ESP-Claw's cJSON_Parse ignores too); None when it is missing."""
     f = fsutil.open_existing(path)
     if f is None:
         return None

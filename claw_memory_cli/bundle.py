@@ -119,10 +119,13 @@ def _export_lines(copy, counts, progress, put):
         row["type"] = "item"
         line(row)
         counts["items"] += 1
-    # (read as the package reads them, as ESP-Claw's cJSON does: a BOM, a stray tail)
-    for key, current, aliases in sorted(mem.chats.each(), key=lambda m: chats_mod.map_file(m[0])):
-        if key:
-            line({"type": "chat_map", "chat_key": key, "current_alias": current, "sessions": aliases})
+    # (read as the package reads them, as ESP-Claw's cJSON does: a BOM, a stray tail; each
+    # map's state() finishes a /session delete a power cut interrupted, in this copy: a
+    # deleted session is not exported)
+    for key in sorted((m[0] for m in mem.chats.each()), key=chats_mod.map_file):
+        state = mem.chats.state(key)
+        if key and state:
+            line({"type": "chat_map", "chat_key": key, "current_alias": state[0], "sessions": state[1]})
             counts["chat_maps"] += 1
     files = sorted(r["file"] for r in mem.sessions.list())
     bar = Progress(len(files), "export", status=None) if progress else None

@@ -374,6 +374,29 @@ def test_export_keeps_a_chat_map_with_a_stray_tail(tmp_path, capsys):
     assert claw_memory.open(str(tmp_path / "copy")).chats.aliases("web", "local") == ("work", ["default_01", "work"])
 
 
+def test_export_leaves_out_a_session_whose_deletion_a_power_cut_interrupted(tmp_path, capsys):
+    # /session delete wrote its journal and was cut: the package finishes the deletion at the
+    # map's next read, so the bundle holds neither the alias nor the session's records.
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    a = mem.chats.session_id("web", "alice")
+    mem.sessions.persist(a, [(1, None, "my secret is 4711")])
+    mem.sessions.persist(a, [(2, None, "noted")], turn_completed=True)
+    mem.session_command("web", "alice", "new trip")
+    b = mem.chats.session_id("web", "alice")
+    mem.sessions.persist(b, [(1, None, "hello")])
+    mem.sessions.persist(b, [(2, None, "hi")], turn_completed=True)
+    mem.close()
+    path = root / "sessions" / "chat_map" / chats.map_file("chat:web:alice")
+    (root / "sessions" / "chat_map" / (path.name + ".deleting")).write_bytes(b"default_01")
+    bundle = tmp_path / "b.jsonl"
+    rc, out, _ = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, out
+    lines = [json.loads(l) for l in bundle.read_text().splitlines()]
+    assert [(l["current_alias"], l["sessions"]) for l in lines if l["type"] == "chat_map"] == [("trip", ["trip"])]
+    assert not [l for l in lines if l["type"] == "record" and "4711" in l["message"]], "the deleted session's records"
+
+
 def test_a_folder_that_is_not_a_data_root_is_said_so_and_left_alone(tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -53,11 +53,13 @@ def _check(q, cands, limit, max_chars, kept):
         while j < len(cands) and cands[j][2] == fi:
             j += 1
         file = kept.get(fi)
+        before = out[:]
         try:
             _hits(q, file, cands[i:j], out, limit, max_chars)
         except OSError as e:
             if e.args and e.args[0] == ENOENT:
                 raise Stale(None)  # (gone since the first pass: the listing changed)
+            out[:] = before  # (none of a file left out: its session is reported skipped)
             q.lost(file, e)
         i = j
     out.sort(key=lambda r: (r[0], r[1]), reverse=True)
@@ -107,7 +109,21 @@ def _hits(q, file, cands, out, limit, max_chars):
 def score(q, k):
     """The second pass: the best `k` candidates of the query `q` (search._Query), scored from
     the postings its first pass kept (in its pool, or read again from an index), and the
-    records it scored from their text."""
+    records it scored from their text. An index that fails here is left out, and the rest
+    scored again (its candidates took others' places)."""
+    bad = []
+    while True:
+        try:
+            return _score(q, k, bad)
+        except _Bad:
+            pass
+
+
+class _Bad(Exception):
+    pass
+
+
+def _score(q, k, bad):
     top = Top(k)
     acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
     m = 0
@@ -115,7 +131,6 @@ def score(q, k):
     open_fi = -1
     pool = memoryview(q.pool)
     kept = Kept(q)  # (only when postings beyond the pool are read again)
-    bad = []  # files whose index failed here when no rerun is left: their candidates go
     try:
         for j in range(len(q.bpos)):
             fi = q.bfile[j]
@@ -123,8 +138,10 @@ def score(q, k):
             dls = None  # (the block's lengths, read again for postings beyond the pool)
             for o in range(n):
                 acc[o] = 0.0
-            m0 = m
-            for _ in range(q.bm[j] if fi not in bad else 0):
+            if fi in bad:
+                m += q.bm[j]
+                continue
+            for _ in range(q.bm[j]):
                 v = q.mterm[m]
                 size = v & 1023
                 far = v & FAR
@@ -141,7 +158,7 @@ def score(q, k):
                             raise Stale(None)  # (gone since the first pass)
                         q.lost(kept.get(fi), e)
                         bad.append(fi)
-                        break
+                        raise _Bad()
                 else:
                     raw = pool[q.mat[m] : q.mat[m] + size]
                     lens = pool[q.mat[m] + size :]  # (by the posting's place)
@@ -158,9 +175,6 @@ def score(q, k):
                         acc[o] += w * c / (c + q.norm(tix.unquant(dl)))
                     at += 1
                 m += 1
-            m = m0 + q.bm[j]
-            if fi in bad:
-                continue
             order = order_of(q.korder[fi], q.bpos[j])
             for o in range(n):
                 if acc[o]:
@@ -176,7 +190,7 @@ def score(q, k):
             continue
         top.push((round(q.bm25(q.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
                   order_of(q.korder[fi], off), fi, -1, (off, q.tlen[t], kd >> 24)))
-    return [c for c in top.items if c[2] not in bad] if bad else top.items
+    return top.items
 
 def _reopen(f, open_fi, fi, kept):
     if open_fi != fi:

@@ -18,8 +18,9 @@
 # file's index lacks is scored from its text the same way, and nothing is written. A file
 # that cannot be read (an I/O error other than "not found") is left out of the query,
 # noted, and its session reported as skipped: one bad file does not hide the others (when it
-# fails after the first pass, the query runs again without it: its candidates would have
-# taken the places of others).
+# fails after the first pass, its candidates may have taken the places of others: the second
+# pass scores again without it, and an answer short of `limit` after the candidates' check
+# runs the query again without it, six times at most).
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
 # index in the second only for postings beyond the pool, both again for the candidates only),
@@ -44,7 +45,7 @@ QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
-_AGAIN = const(2)  # runs again without a file that failed after the first pass (each reads all)
+_AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
 
 
 def query_hashes(query):
@@ -94,28 +95,36 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     while tries:
         lost = []  # (this run's: a file an earlier run could not read may read now)
         try:
-            hits = _Query(qh, max_record, files, note, lost, exclude, again > 0).run(limit, max_chars)
+            q = _Query(qh, max_record, files, note, lost, exclude, again > 0)
+            hits = q.run(limit, max_chars)
         except Stale as e:
             tries -= 1
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
             continue
         except Again:
-            again -= 1  # (one more file in `exclude`: its candidates took the places of others)
+            again -= 1  # (files in `exclude` whose candidates took the places of others)
             continue
-        if skipped is not None:
-            for sid in [x[1] for x in exclude] + lost:
-                if sid not in skipped:
-                    skipped.append(sid)
+        _report(skipped, exclude, lost)
         return hits
+    _report(skipped, exclude, ())
     return []
+
+
+def _report(skipped, exclude, lost):
+    # The sessions left out: the files excluded on a run again, and the last run's
+    if skipped is not None:
+        for sid in [x[1] for x in exclude] + list(lost):
+            if sid not in skipped:
+                skipped.append(sid)
 
 
 class _Query:
     def __init__(self, qh, max_record, files, note, skipped, exclude, again):
         self.qh = qh
         self.exclude = exclude
-        self.again = again  # whether a file failing after the first pass reruns the query
+        self.again = again  # whether it may run again without a file that failed (lost())
+        self.dropped = False  # a file's candidates dropped in their check
         self.files = files
         self.max_record = max_record
         self.note = note
@@ -164,7 +173,12 @@ class _Query:
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
         self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
-        return verify(self, cands, limit, max_chars)
+        hits = verify(self, cands, limit, max_chars)
+        if self.dropped and len(hits) < limit and self.again:
+            # (the dropped file's candidates had taken others' places; a full answer is
+            # right as it is: every other candidate scored at most what it holds)
+            raise Again()
+        return hits
 
     def norm(self, dl):
         return K1 * (1 - B + B * dl / self.avg)
@@ -185,12 +199,12 @@ class _Query:
             self.skipped.append(file[0])
 
     def lost(self, file, e):
-        """A file that failed after the first pass: left out; the query runs again without
-        it (Again) while it may, else its candidates are dropped where they are."""
+        """A file that failed after the first pass: left out. The second pass scores again
+        without it (from RAM); the candidates' check drops it, and the query runs again
+        without it when the answer falls short (run())."""
         self.skip(file, e)  # (in this run's list: a run again reports it from `exclude`)
-        if self.again:
-            self.exclude.append((file[1], file[0]))
-            raise Again()
+        self.exclude.append((file[1], file[0]))
+        self.dropped = True
 
     # -- the first pass ----------------------------------------------------------------
 

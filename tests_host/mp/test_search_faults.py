@@ -186,10 +186,10 @@ def test_a_file_read_on_a_second_run_is_not_reported_skipped():
     dev.unmount()
 
 
-def test_runs_again_at_most_twice_on_a_flaky_flash():
-    # Every 9th open of an index fails: the query runs again without a failing file at most
-    # twice (each run reads every file), then drops a failing file's candidates where they
-    # are; it answers, and reports what it left out.
+def test_runs_again_a_bounded_number_of_times_on_a_flaky_flash():
+    # Every 9th open of an index fails: the second pass scores again without a failing
+    # index, and the query runs again (each run reads every file) only while its answer
+    # falls short, six times at most; it answers, and reports what it left out.
     ids = ["chat:web:v%d:default_01" % n for n in range(40)]
     dev = _kiwis(ids)
     runs = [0]
@@ -211,9 +211,96 @@ def test_runs_again_at_most_twice_on_a_flaky_flash():
             got = Sessions(D).search("kiwi", 20, ids, skipped)
     finally:
         search_mod._Query = q
-    ok(runs[0] <= 3, "at most two runs again: %d" % runs[0])
+    ok(runs[0] <= 7, "at most six runs again: %d" % runs[0])
+    ok(runs[0] < 3, "(here at most one: the second pass scores again in RAM) %d" % runs[0])
     eq(len(got), 20, "20 hits")
     ok(skipped and not set(h["session"] for h in got) & set(skipped), "what it left out: %r" % skipped)
+    dev.unmount()
+
+
+class _FailingReads:
+    """A file whose second read fails (EIO)."""
+
+    def __init__(self, f):
+        self.f, self.reads = f, 0
+
+    def seek(self, *a):
+        return self.f.seek(*a)
+
+    def read(self, n=-1):
+        self.reads += 1
+        if self.reads >= 2:
+            raise OSError(5, "EIO")
+        return self.f.read(n)
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.f.close()
+
+
+def test_files_failing_in_every_run_leave_the_readable_ones_found():
+    # a, b, c match best but cannot be read after the first pass, in every run: once the
+    # query may no longer run again unconditionally, it still does while its answer falls
+    # short, and d's weaker match is found.
+    ids = ["chat:web:%s:default_01" % n for n in ("a", "b", "c", "d")]
+    dev = mount("lfs2", "/flash", blocks=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for sid in ids[:3]:
+        for n in range(6):
+            s.persist(sid, [(1, None, "kiwi kiwi")])
+            s.persist(sid, [(2, None, "noted")], turn_completed=True)
+    s.persist(ids[3], [(1, None, "one kiwi among several other different words today")])
+    s.persist(ids[3], [(2, None, "noted")], turn_completed=True)
+    s.close()
+
+    def bad_open(path, mode="r"):
+        if isinstance(path, str) and any(p in path for p in ("_a_", "_b_", "_c_")):
+            raise OSError(5, "EIO")
+        return open(path, mode)
+
+    skipped = []
+    hits_mod.open = bad_open
+    try:
+        got = Sessions(D).search("kiwi", 1, ids, skipped)
+    finally:
+        del hits_mod.open
+    eq(([h["session"] for h in got], sorted(skipped)), ([ids[3]], ids[:3]), "d found, a, b, c reported")
+    dev.unmount()
+
+
+def test_a_log_failing_midway_gives_no_hit_of_a_session_reported_skipped():
+    # b, c and d's logs fail on their second read while their candidates are checked: none of
+    # their records is a hit (a session is either searched or reported left out).
+    ids = ["chat:web:%s:default_01" % n for n in ("a", "b", "c", "d")]
+    dev = mount("lfs2", "/flash", blocks=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for sid in ids:
+        for n in range(3):
+            s.persist(sid, [(1, None, "kiwi number %d" % n)])
+            s.persist(sid, [(2, None, "noted")], turn_completed=True)
+    s.close()
+
+    def bad_open(path, mode="r"):
+        f = open(path, mode)
+        if isinstance(path, str) and path.endswith(".log") and any(p in path for p in ("_b_", "_c_", "_d_")):
+            return _FailingReads(f)
+        return f
+
+    skipped = []
+    hits_mod.open = bad_open
+    try:
+        got = Sessions(D).search("kiwi", 3, ids, skipped)
+    finally:
+        del hits_mod.open
+    eq(sorted(skipped), ids[1:], "b, c, d reported")
+    eq(set(h["session"] for h in got), {ids[0]}, "a's hits only")
     dev.unmount()
 
 
