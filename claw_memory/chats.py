@@ -62,7 +62,7 @@ def _raw(path):
 
 
 def _read(path):
-    """A chat map's JSON value; None when it is missing, not JSON or over the size bound."""
+    """A chat map's JSON value; None when it is missing or not JSON."""
     raw = _raw(path)
     return None if raw is None else jsonraw.json_value(raw, True)  # read as cJSON_Parse does
 
@@ -112,8 +112,10 @@ def agent_of(session_id):
     if not isinstance(session_id, str) or not session_id.startswith("agent:"):
         return 0
     n, sep, _ = session_id[6:].partition(":")
-    if not sep or not 0 < len(n) <= 10 or n[0] == "0" or any(c not in _DIGITS for c in n) or int(n) >> 32:
-        return 0  # (ASCII digits only: CPython's isdigit() takes other scripts' digits)
+    # (ASCII digits only: CPython's isdigit() takes other scripts' digits)
+    if (not sep or not 0 < len(n) <= 10 or n[0] == "0" or any(c not in _DIGITS for c in n)
+            or int(n) >> 32):
+        return 0
     return int(n)
 
 
