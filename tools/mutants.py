@@ -1433,4 +1433,7 @@ MUTANTS = [
      "a file dropped in the last run's candidates' check leaves the answer short: readable sessions' hits missing"),
     ("session/hits", "            out[:] = before  # (none of a file left out", "            pass  # (none of a file left out",
      "a log failing midway keeps the hits taken from it while its session is reported skipped"),
+    ("session/search", "                if b.next() > size:\n                    break  # (torn)",
+     "                if b.next() > size:\n                    self._undo(marks)\n                    return -1",
+     "a torn last index block on a full flash makes every query score the whole log from its text"),
 ]

@@ -273,9 +273,11 @@ class _Query:
         self.ttf[nt * len(self.qh):] = b""
 
     def _blocks(self, path, lf, fi):
-        """Walk the index of `path`: statistics and matches; where the index ends, -1 when it
-        is damaged or (with `lf`, the data open) does not match the data (nothing of it
-        kept)."""
+        """Walk the index of `path`: statistics and matches; where its whole blocks end (a
+        torn last block, what FatFs kept of an append that failed, is left to the caller: it
+        writes the index again or, on a full flash, scores those records from their text),
+        -1 when it is damaged or (with `lf`, the data open) does not match the data (nothing
+        of it kept)."""
         marks = self._mark()
         f = fsutil.open_existing(path + fmt_.TIX)
         if f is None:
@@ -289,10 +291,14 @@ class _Query:
             last = None
             while pos < size:
                 raw = f.read(tix.BH)
-                b = tix.Block(raw, pos) if len(raw) == tix.BH else None
-                if b is None or not b.ok or b.next() > size or (last and b.start < last.end):
+                if len(raw) < tix.BH:
+                    break  # (torn)
+                b = tix.Block(raw, pos)
+                if not b.ok or (last and b.start < last.end):
                     self._undo(marks)
                     return -1
+                if b.next() > size:
+                    break  # (torn)
                 self._block(f, b, fi)
                 last = b
                 pos = b.next()

@@ -12,11 +12,13 @@
 # header says which): when the file was rewritten under the index (ESP-Claw's compaction, a
 # repair, a delete and a new conversation), the probe of the last block no longer matches
 # and the index is rebuilt (16 bytes were often a record's fixed JSON tail alone, and a new
-# record of the same shape ending at the same offset kept a stale index); an append by another program (ESP-Claw) only leaves the index behind, and the
-# next catch-up indexes the new records. A cut while a block was appended leaves a tail that
-# is not a whole block: the index is then rebuilt too (it is never a reason to refuse a
-# session). Our own compaction writes the new log's index from the old one's blocks
-# (session/remap.py): new offsets, and the postings of the records it dropped taken out.
+# record of the same shape ending at the same offset kept a stale index); an append by
+# another program (ESP-Claw) only leaves the index behind, and the next catch-up indexes the
+# new records. A cut while a block was appended leaves a tail that is not a whole block: the
+# index is then rebuilt too (a search on a full flash uses its whole blocks meanwhile,
+# search._blocks; it is never a reason to refuse a session). Our own compaction writes the
+# new log's index from the old one's blocks (session/remap.py): new offsets, and the
+# postings of the records it dropped taken out.
 
 import struct
 

@@ -408,6 +408,52 @@ def test_a_full_flash_still_answers_and_is_left_as_it_was():
             dev.unmount()
 
 
+def test_a_torn_index_on_a_full_flash_serves_up_to_its_last_whole_block():
+    # FatFs keeps what fit of an index append that failed: its last block is torn. On a full
+    # flash (no rewrite possible) the whole blocks before it still serve the query: only the
+    # torn block's records are scored from the log's text, not the whole log each query.
+    from claw_memory.session import tix
+
+    for kind in ("fat", "lfs2"):
+        dev = mount(kind, "/flash", blocks=128)
+        fsutil.makedirs(D)
+        s = Sessions(D)
+        for n in range(60):
+            turn(s, U1, n, pad="p" * 150)
+        s.close()
+        log = s.path(U1)
+        blks, _ = tix.blocks(log + ".tix")
+        ok(len(blks) >= 3, "(several blocks: %d)" % len(blks))
+        want = Sessions(D).search("quokka boiler Hendrik", 6)
+        with open(log + ".tix", "rb") as f:
+            whole = f.read()
+        with open(log + ".tix", "wb") as f:
+            f.write(whole[:-5])  # the last block torn
+        filled = _fill()
+        scored = [0]
+        tail = search_mod._Query._tail
+
+        def counting(self, fi, lf, start, end):
+            scored[0] += end - start
+            return tail(self, fi, lf, start, end)
+
+        search_mod._Query._tail = counting
+        try:
+            notes = []
+            got = Sessions(D, log=notes.append).search("quokka boiler Hendrik", 6)
+        finally:
+            search_mod._Query._tail = tail
+        eq(scored[0], fsutil.size(log) - blks[-2].end, "%s: the torn block's records from the text" % kind)
+        ok(any("index not written" in m for m in notes), "(a full flash: %r)" % notes)
+        eq([(h["offset"], h["score"]) for h in got], [(h["offset"], h["score"]) for h in want],
+           "%s: the same hits" % kind)
+        _unfill(filled)
+        eq([(h["offset"], h["score"]) for h in Sessions(D).search("quokka boiler Hendrik", 6)],
+           [(h["offset"], h["score"]) for h in want], "%s: rebuilt once there is room" % kind)
+        ok(tix.blocks(log + ".tix")[0] is not None, "%s: the index whole again" % kind)
+        dev.unmount()
+
+
 def test_the_tool_answers_on_a_full_flash():
     dev = mount("lfs2", "/flash", blocks=64)
     mem = claw_memory.open("/flash", extract=False)
