@@ -52,13 +52,7 @@ def _raw(path):
     """A chat map's first _MAP_MAX bytes (the largest map we write, a chat id of escaped
     control characters and 32 aliases, is about 4,000: what follows is a tail, which
     ESP-Claw's cJSON_Parse ignores too); None when it is missing."""
-    f = fsutil.open_existing(path)
-    if f is None:
-        return None
-    with f:
-        n = f.seek(0, 2)
-        f.seek(0)
-        return f.read(min(n, _MAP_MAX))  # (MicroPython allocates what read() is asked for)
+    return fsutil.read_bounded(path, _MAP_MAX, True)
 
 
 def _read(path):

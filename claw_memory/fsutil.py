@@ -236,15 +236,18 @@ def open_existing(path):
         raise
 
 
-def read_bounded(path, limit):
-    """The whole file as bytes, or None when missing; ValueError when larger than `limit`."""
+def read_bounded(path, limit, head=False):
+    """The whole file as bytes, or None when missing; ValueError when larger than `limit`
+    (with `head`: its first `limit` bytes instead)."""
     f = open_existing(path)
     if f is None:
         return None
     with f:
         n = f.seek(0, 2)
         if n > limit:
-            raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
+            if not head:
+                raise ValueError("%s is %d bytes, more than %d" % (path, n, limit))
+            n = limit
         f.seek(0)
         return f.read(n)  # MicroPython allocates what read() is asked for: the size, not the bound
 

@@ -121,9 +121,10 @@ def test_an_index_that_cannot_be_read_again_leaves_only_its_session_out():
     dev.unmount()
 
 
-class _Plan:
+class _Plan(_Flaky):
     """`open` of the search path failing with EIO on the opens `plan` names: {(part of the
-    path, suffix): open numbers (1-based) that fail}, or every `every`-th open of an index."""
+    path, suffix): open numbers (1-based) that fail}, or every `every`-th open of an index
+    (put in place as _Flaky is)."""
 
     def __init__(self, plan=None, every=0):
         self.plan, self.every, self.seen, self.opens = plan or {}, every, {}, 0
@@ -139,14 +140,6 @@ class _Plan:
                     if n in bad:
                         raise OSError(5, "EIO")
         return open(path, mode)
-
-    def __enter__(self):
-        fsutil.open = search_mod.open = hits_mod.open = self
-        return self
-
-    def __exit__(self, *exc):
-        del fsutil.open, search_mod.open, hits_mod.open
-        return False
 
 
 def _kiwis(ids):
