@@ -59,7 +59,7 @@ def args(raw):
         return raw
     if raw is None or raw == "":
         return {}
-    obj = jsonraw.json_value(raw)
+    obj = jsonraw.foreign(raw)
     return obj if isinstance(obj, dict) else None
 
 

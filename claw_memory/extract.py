@@ -61,7 +61,7 @@ def parse_document(answer):
             cand = answer[i : j + 1]
         else:
             cand = answer.strip()
-        value = jsonraw.json_value(cand)
+        value = jsonraw.foreign(cand)
         if value is not None:
             return value
     return None

@@ -121,6 +121,28 @@ def json_value(raw, rest=False):
     return json_value(raw[:end]) if 0 < end < len(raw) else None
 
 
+def foreign(raw):
+    """json_value of JSON text a model or a tool wrote; None also when its structure, not
+    the board, ran the heap out (see bloated)."""
+    try:
+        return json_value(raw)
+    except MemoryError:
+        if not bloated(len(raw)):
+            raise
+        return None
+
+
+def bloated(n):
+    """After parsing n bytes of JSON ran out of heap: whether over 4 x n bytes are free, so
+    that the text's structure is at fault (thousands of nested or empty arrays in a few KiB:
+    MicroPython's parser allocates for each), not a heap too small for it."""
+    import gc
+
+    gc.collect()
+    free = getattr(gc, "mem_free", None)  # (MicroPython's; CPython raises no MemoryError here)
+    return free is not None and free() > 4 * n
+
+
 def _duplicates(raw, v):
     """Whether JSON text `raw` (parsed: `v`) may name a key twice in one object: its colons
     outside strings (one per member) outnumber the members parsed. With a \\u003x escape

@@ -48,7 +48,7 @@ def terms(s, out=None):
     if out is None:
         out = []
     b = text.to_bytes(s) if isinstance(s, str) else bytes(s)
-    for w in _SEP.sub(b" ", b.lower()).split():
+    for w in _words(b.lower()):
         if w.isalpha():
             _word(w, out)
         elif w.isdigit():
@@ -58,6 +58,21 @@ def terms(s, out=None):
         else:
             _walk(w, out)
     return out
+
+
+def _words(b):
+    # The runs of ASCII letters and digits and of multi-byte characters' bytes in `b`
+    try:
+        return _SEP.sub(b" ", b).split()
+    except RuntimeError:
+        # (MicroPython's re recurses once per byte of a run of separators: a ruled line or
+        # ASCII art of a few hundred bytes exceeds the C stack; a byte loop then, rarely)
+        out = bytearray(b)
+        for i in range(len(out)):
+            c = out[i]
+            if c < 48 or 57 < c < 97 or 122 < c < 128:
+                out[i] = 32
+        return bytes(out).split()
 
 
 def term_hash(term):

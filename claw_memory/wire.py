@@ -27,7 +27,7 @@ _ERROR = const("Error: ")  # a tool error in the text, for APIs without an error
 def _args_obj(args):
     """Tool arguments as an object; Anthropic rejects any other `input`."""
     if isinstance(args, str):
-        args = jsonraw.json_value(args)  # a key named twice: its first value, as cJSON
+        args = jsonraw.foreign(args)  # a key named twice: its first value, as cJSON
     return args if isinstance(args, dict) else {}
 
 

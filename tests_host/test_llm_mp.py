@@ -251,6 +251,17 @@ def test_garbage_and_wrong_shapes_are_malformed(srv, tmp_path, backend):
     no_leak(end)
 
 
+def test_an_answer_of_thousands_of_nested_arrays_is_malformed_not_a_memory_error(srv, tmp_path):
+    # 16 KB within max_answer whose parse needs about 0.5 MB (MicroPython allocates for each
+    # level): the server's fault, an LLMError; a heap short for a big answer stays a
+    # MemoryError (test_a_memory_error_is_not_disguised_as_a_network_error)
+    srv.garbage(b"[" * 8000 + b"]" * 8000)
+    (r,), end = probe(tmp_path, [step(srv, "openai")], heap="512K")
+    assert (r.get("type"), r.get("kind")) == ("LLMError", "malformed"), r
+    assert "not JSON (or too deeply nested)" in r["msg"], r
+    no_leak(end)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_slow_server_times_out_and_the_next_request_works(srv, tmp_path, backend):
     srv.delay(5)

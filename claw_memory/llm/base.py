@@ -12,7 +12,7 @@ import json
 
 from .._compat import const
 from ..reply import LLMError, new_call_id
-from ..jsonraw import surrogates
+from ..jsonraw import bloated, surrogates
 from ..text import clean
 from ..wire import convert
 from . import certs, transport
@@ -84,8 +84,11 @@ def _check(name, status, text):
     obj = None
     try:
         obj = json.loads(surrogates(text))
-    except (ValueError, RuntimeError):  # RuntimeError: nesting too deep
+    except (ValueError, RuntimeError):  # RuntimeError: nesting too deep (CPython)
         pass
+    except MemoryError:
+        if not bloated(len(text)):  # (a heap too small for the answer: the caller's to see)
+            raise
     if not 200 <= status < 300:
         msg = None
         if isinstance(obj, dict):
@@ -101,7 +104,8 @@ def _check(name, status, text):
         raise LLMError("%s: HTTP %d: %s" % (name, status, msg), "http", status)
     if obj is None:
         raise LLMError(
-            "%s: malformed response: body is not JSON: %r" % (name, text[:_SNIPPET]),
+            "%s: malformed response: body is not JSON (or too deeply nested): %r"
+            % (name, text[:_SNIPPET]),
             "malformed",
             status,
         )

@@ -70,7 +70,7 @@ def _values(v, out, left, depth):
         return
     if isinstance(v, str):
         if v[:1] in ("{", "[") and v[-1:] in ("}", "]"):
-            parsed = jsonraw.json_value(v.encode())
+            parsed = jsonraw.foreign(v.encode())
             if parsed is not None:
                 _values(parsed, out, left, depth + 1)
                 return

@@ -30,3 +30,52 @@ def test_surrogates_joins_pairs_and_replaces_lone_halves():
     eq(jsonraw.surrogates('"\\\\ud83d"'), '"\\\\ud83d"', "an escaped backslash is no escape")
     eq(jsonraw.surrogates('"\\u00e9"'), '"\\u00e9"', "other escapes untouched")
     eq(jsonraw.surrogates("plain"), "plain", "nothing to do")
+
+
+def _hog(keep):
+    """Hold the heap until about `keep` bytes are left free; returns what holds it."""
+    import gc
+
+    gc.collect()
+    hog = []
+    while gc.mem_free() > keep + 40000:
+        hog.append(bytearray(32768))
+    return hog
+
+
+def test_foreign_text_whose_shape_runs_the_heap_out_is_no_json_but_a_small_heap_still_says_so():
+    # 8,000 nested arrays in 16 KB (a hostile server or tool): MicroPython's parser allocates
+    # for each level, about 0.5 MB here. What a model or a tool wrote is then not JSON; the
+    # stored data's reader (json_value) still raises, and so does foreign() when the heap,
+    # not the text, is short (a text of 400 KB with 300 KB free).
+    bomb = "[" * 8000 + "]" * 8000
+    big = '"' + "m" * 400000 + '"'
+    hog = _hog(300000)
+    try:
+        jsonraw.json_value(bomb)
+        raise AssertionError("the bomb parsed: the test's heap is too big to show anything")
+    except MemoryError:
+        pass
+    eq(jsonraw.foreign(bomb), None, "the bomb is no JSON")
+    eq(jsonraw.foreign('{"a": [1, {"b": 2}]}'), {"a": [1, {"b": 2}]}, "JSON still is")
+    try:
+        jsonraw.foreign(big)
+        raise AssertionError("a 400 KB text parsed with 300 KB free")
+    except MemoryError:
+        pass
+    del hog
+
+
+def test_every_reader_of_a_model_s_or_a_tool_s_json_takes_a_bomb_as_no_json():
+    # the history's conversion (a stored tool call's arguments to Anthropic's `input`: every
+    # later request would fail) and the extraction's answer
+    from claw_memory import extract, wire
+
+    bomb = "[" * 8000 + "]" * 8000
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "memory_list", "arguments": bomb}}]}
+    hog = _hog(300000)
+    out = wire.convert([{"role": "user", "content": "hi"}, call], "anthropic")
+    eq(out[1]["content"][0]["input"], {}, "no object: an empty one")
+    eq(extract.parse_document(bomb), None, "the extraction's answer")
+    del hog

@@ -14,6 +14,7 @@ from search_cases import texts as _texts
 from search_cases import turn as _turn
 
 from claw_memory import fsutil, terms
+from claw_memory._compat import dumps as _dumps
 from claw_memory.session import Sessions, file_name, tix
 from claw_memory.session import archive as arc
 
@@ -680,4 +681,29 @@ def test_a_deletion_failing_midway_is_finished_by_the_next_use():
     eq(s.page(SID, 0, 5)["total"], 0, "nothing of it to page")
     eq(s.search("turn", 5), [], "nor to find")
     eq([n for n in os.listdir(D) if n.startswith(name[:-4]) or n == ".deleting"], [], "none of its files left")
+    dev.unmount()
+
+
+def test_a_tool_result_of_thousands_of_nested_arrays_is_indexed_as_its_text():
+    # A tool result's JSON text is read as JSON for its values; 8,000 nested arrays in it
+    # (a hostile page a tool fetched) would take about 0.5 MB to parse: read as text instead,
+    # never a MemoryError in the persist or the search
+    import gc
+
+    dev, s = _fresh()
+    bomb = '{"b":"zebra quokka","a":' + "[" * 8000 + "]" * 8000 + "}"
+    res = '[{"role":"tool","tool_call_id":"c1","content":%s,"is_error":false}]' % _dumps(bomb)
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"fetch","arguments":"{}"}}]}')
+    gc.collect()
+    hog = []
+    while gc.mem_free() > 340000:
+        hog.append(bytearray(32768))
+    s.persist(SID, [(1, None, "fetch the page")])
+    s.persist(SID, [(3, call, None), (4, res, None)])
+    s.persist(SID, [(2, None, "done")], turn_completed=True)
+    s.close()
+    got = s.search("quokka", 3, [SID])
+    eq([h["role"] for h in got], ["tool"], "found as text")
+    del hog
     dev.unmount()

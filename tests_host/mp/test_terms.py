@@ -61,6 +61,17 @@ def test_separators_and_hostile_text():
     eq(len(_t("word " * 2000)), 2000, "repeats kept")
 
 
+def test_a_long_run_of_separators_is_split_like_a_short_one():
+    # MicroPython's re recurses once per byte of a run it matches: a ruled line, ASCII art or
+    # a run of blank lines of a few thousand bytes exceeded the C stack (RuntimeError), and a
+    # record holding one made every search of its chat fail while indexing it
+    for sep in ("=", " ", "\n", "|-", "=\u3002"):
+        run = sep * 3000
+        eq(_t("Tea " + run + "coffee9 " + run + " 绿茶"), ["tea", "coffee", "9", "绿茶"], repr(sep))
+    eq(_t("caf\u00e9 ABC " + "-" * 5000 + " \u00c9t\u00e9"), _t("caf\u00e9 ABC - \u00c9t\u00e9"),
+       "the same terms as with a short run")
+
+
 def test_term_hash_is_a_small_int():
     h = term_hash(b"tea")
     ok(0 <= h < 2 ** 30, "30 bits")

@@ -119,6 +119,24 @@ async def test_empty_arguments_are_an_empty_object():
     dev.unmount()
 
 
+async def test_arguments_that_run_the_heap_out_by_their_shape_are_invalid_json():
+    # 8,000 nested arrays (16 KB) as a tool call's arguments: about 0.5 MB to parse here;
+    # with less free, the handler answers invalid_json (never a MemoryError the agent sees)
+    import gc
+
+    dev, mem, tools = _setup()
+    bomb = "[" * 8000 + "]" * 8000
+    gc.collect()
+    hog = []
+    while gc.mem_free() > 340000:
+        hog.append(bytearray(32768))
+    for name in ("memory_store", "memory_recall", "memory_update", "profile_update"):
+        good, out = await tools[name].handler(bomb, Request("t", SID, "web", "local"))
+        eq((good, out), (False, '{"ok":false,"error":"invalid_json"}'), name)
+    del hog
+    dev.unmount()
+
+
 async def test_an_error_envelope_keeps_esp_claw_s_key_order():
     dev, mem, tools = _setup()
     good, out, js = await _run(tools, "memory_forget", {"memory_id": "mem-1-0001"})
