@@ -249,9 +249,16 @@ def recall(query, limit=8, root=None, rows=False, mem=None):
 
 def search(query, limit=5, session=None, root=None, rows=False, mem=None):
     """The records of the session history (archives included) that best match `query`, best
-    first: the whole data root, or one session's (`session`: its id)."""
+    first: the whole data root, or one session's (`session`: its id or file name)."""
+    m = _mem(root, mem)
+    if session is not None and _find(m, session)[0] is None:
+        why = "no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
+        if rows:
+            raise ValueError(why)
+        print(why)
+        return None
     out = []
-    for h in _mem(root, mem).search(query, limit, session=session):
+    for h in m.search(query, limit, session=session):
         out.append({"session": h["session"], "role": h["role"], "archived": h["archived"],
                     "score": h["score"], "text": h["text"]})
     shown = [dict(r, text=messages.cell(r["text"])) for r in out]

@@ -54,6 +54,8 @@ def search(mem, query, limit, chat, session, agent, skipped):
     if session is not None and chat is not None:
         raise ValueError("give session or chat, not both")
     if session is not None:
+        if not isinstance(session, str):
+            raise ValueError("session must be a session id (text)")
         ids = (session,)
     elif chat is not None:
         ids = chat_sessions(mem, chat, agent)

@@ -54,8 +54,12 @@ def register_search(sub, root_args, with_copy):
         def run(mem, where):
             try:
                 rows = insp.search(args.query, args.limit, args.session, rows=True, mem=mem)
-            except ValueError as e:  # a session id no session can have
-                raise CliError(str(e), EXIT_USAGE)
+            except ValueError as e:
+                if not str(e).startswith("no session"):
+                    raise CliError(str(e), EXIT_USAGE)
+                # (an unknown session: said with the user's path and command, as context)
+                raise CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
+                    args.session, where, args.root or "-p %s" % args.port))
             if args.json:
                 emit_json({"root": where, "query": args.query, "session": args.session,
                            "hits": rows})

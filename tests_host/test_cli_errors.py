@@ -65,6 +65,7 @@ def _cases(p):
         ("context with a missing @file", ["context", root, "--system", "@" + p["nofile"]]),
         ("context with a folder as @file", ["context", root, "--system", "@" + ro]),
         ("context, unknown session", ["context", root, "--session", "nosuch"]),
+        ("search, unknown session", ["search", root, "kiwi", "--session", "nosuch"]),
         ("flash a missing image", ["flash", miss, "--dry-run"]),
         ("flash a file that is no image", ["flash", f, "--dry-run"]),
         ("deploy to a file as port", ["deploy", "-p", f]),
@@ -111,6 +112,9 @@ def test_errors_name_the_users_path_and_the_cli_command(paths, capsys):
     assert err == "claw-memory: no session 'nosuch' in %s (`claw-memory inspect %s` lists them)\n" % (
         root, root), err
     assert "tmp" not in err.replace(paths["base"], "") and "inspect.sessions()" not in err
+    # (a search of a session that is not there: not "(none)", which reads as no match)
+    assert main.main(["search", root, "kiwi", "--session", "nosuch"]) == 1
+    assert capsys.readouterr().err == err
 
 
 def test_demo_against_an_endpoint_that_does_not_answer_stops_at_once(tmp_path, monkeypatch, capsys):

@@ -81,7 +81,10 @@ def _hits(q, file, cands, out, limit, max_chars):
                 recs.append(c[4] + (c[0], c[1]))
                 continue
             f.seek(c[3])
-            rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+            try:
+                rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+            except (ValueError, IndexError):
+                raise Stale(path)  # (its record table damaged: the index is made again)
             recs.append(rec + (c[0], c[1]))
     with open(path, "rb") as lf:
         size = lf.seek(0, 2)
@@ -159,6 +162,8 @@ def _score(q, k, bad):
                         q.lost(kept.get(fi), e)
                         bad.append(fi)
                         raise _Bad()
+                    except ValueError:  # (its lengths and directory damaged)
+                        raise Stale(kept.get(fi)[1])
                 else:
                     raw = pool[q.mat[m] : q.mat[m] + size]
                     lens = pool[q.mat[m] + size :]  # (by the posting's place)
@@ -166,14 +171,17 @@ def _score(q, k, bad):
                 o = -1
                 p = 0
                 at = 0  # (the posting's place: its record's length in the pool)
-                while p < size:
-                    x, p = tix.unvarint(raw, p)
-                    o += (x >> 2) + 1
-                    if o < n:
-                        c = (x & 3) + 1
-                        dl = dls[o] if far else lens[at]
-                        acc[o] += w * c / (c + q.norm(tix.unquant(dl)))
-                    at += 1
+                try:  # (the pool's were read once in the first pass; others' may be damaged)
+                    while p < size:
+                        x, p = tix.unvarint(raw, p)
+                        o += (x >> 2) + 1
+                        if o < n:
+                            c = (x & 3) + 1
+                            dl = dls[o] if far else lens[at]
+                            acc[o] += w * c / (c + q.norm(tix.unquant(dl)))
+                        at += 1
+                except IndexError:
+                    raise Stale(kept.get(fi)[1])
                 m += 1
             order = order_of(q.korder[fi], q.bpos[j])
             for o in range(n):

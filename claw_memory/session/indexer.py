@@ -234,9 +234,21 @@ def index(out, f, start, end, limit):
 
 def records(path, limit):
     """(offset, length, type) of every record of an indexed file, from its text index (made
-    or brought up to date first)."""
-    update(path, limit)
-    blks, _ = tix.blocks(path + fmt_.TIX)
-    with open(path + fmt_.TIX, "rb") as f:
-        for b in blks or ():
-            yield from b.records(f)
+    or brought up to date first; a damaged one is made again, and the records go on after
+    the last one given); none when the file is gone."""
+    after = 0
+    for _ in range(2):
+        update(path, limit)
+        blks, _ = tix.blocks(path + fmt_.TIX)
+        if not blks:
+            return
+        try:
+            with open(path + fmt_.TIX, "rb") as f:
+                for b in blks:
+                    for r in b.records(f):  # (a block's whole table, read and checked first)
+                        if r[0] >= after:
+                            after = r[0] + r[1]
+                            yield r
+            return
+        except (ValueError, IndexError):
+            fsutil.remove(path + fmt_.TIX)  # (derived: made again from the file)

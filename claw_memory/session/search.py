@@ -289,6 +289,7 @@ class _Query:
                 return -1
             pos = tix.HDR
             last = None
+            damaged = False
             while pos < size:
                 raw = f.read(tix.BH)
                 if len(raw) < tix.BH:
@@ -299,10 +300,18 @@ class _Query:
                     return -1
                 if b.next() > size:
                     break  # (torn)
-                self._block(f, b, fi)
+                try:
+                    self._block(f, b, fi)
+                except (ValueError, IndexError):
+                    damaged = True  # (a block's body: the index is written again whole)
+                    break
                 last = b
                 pos = b.next()
                 f.seek(pos)
+        if damaged:
+            self._undo(marks)
+            fsutil.remove(path + fmt_.TIX)  # (not caught up by an append: made again)
+            return -1
         if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)
             return -1

@@ -43,6 +43,11 @@ _KEY = const(0x1FFFFF)
 WHOLE = const(6)  # from this many bucket bits on, a term's bucket and tag hold its whole key
 ONE = const(0x8000)
 _MASK = const(0x3FFFFFFF)
+# Bytes of a block's tags, lengths and postings at most: 6 a posting, and at most 4,096
+# postings (POSTS, or the terms of one record's TEXT_MAX bytes, which a block always takes)
+_POSTS_MAX = const(24576)
+_ENTRY_MAX = const(11)  # bytes of a record-table entry at most
+_DAMAGED = "text index damaged"
 assert struct.calcsize(_BH) == BH
 
 
@@ -227,15 +232,20 @@ class Block:
         return probe(f, self.end, self.start, self.span) == self.probe
 
     def head(self, f):
-        """(lengths, bucket directory) as bytes."""
-        f.seek(self.pos + BH)
-        raw = f.read(self.posts - self.pos - BH)
+        """(lengths, bucket directory) as bytes; ValueError when the directory's end does
+        not fit the block (a damaged index: derived, its callers make it again)."""
+        raw = _read_at(f, self.pos + BH, self.posts - self.pos - BH)
+        end = struct.unpack_from("<H", raw, len(raw) - 2)[0]
+        if end > _POSTS_MAX or self.posts + end > self.next():
+            raise ValueError(_DAMAGED)
         return raw[: self.n], raw[self.n :]
 
     def bucket(self, d, h):
         """(file position, length) of the bucket of hash `h` (`d`: the directory)."""
         b = (h & _KEY) >> (21 - self.bits)
         a, z = struct.unpack_from("<HH", d, 2 * b)
+        if not a <= z <= struct.unpack_from("<H", d, len(d) - 2)[0]:
+            raise ValueError(_DAMAGED)
         return self.posts + a, z - a
 
     def find(self, f, d, h):
@@ -259,14 +269,15 @@ class Block:
         return None
 
     def records(self, f):
-        """[(offset, length, type)] of the block's records, in order."""
+        """[(offset, length, type)] of the block's records, in order (ValueError or
+        IndexError: a damaged index)."""
         at = self.dir + self.postings_size(f)
-        raw = _read_at(f, at, self.next() - at)
+        raw = _read_at(f, at, min(self.next() - at, _ENTRY_MAX * RECS))
         out = []
         pos = self.start
         i = 0
         for _ in range(self.n):
-            pos, ln, k, i = _entry(raw, i, pos)
+            pos, ln, k, i = self._entry(raw, i, pos)
             out.append((pos, ln, k))
             pos += ln
         return out
@@ -274,32 +285,33 @@ class Block:
     def record(self, f, i):
         """(offset, length, type) of record i (the table read up to it)."""
         at = self.dir + self.postings_size(f)
-        raw = _read_at(f, at, min(self.next() - at, 11 * (i + 1)))
+        raw = _read_at(f, at, min(self.next() - at, _ENTRY_MAX * (i + 1)))
         pos = self.start
         j = 0
         for n in range(i + 1):
-            pos, ln, k, j = _entry(raw, j, pos)
+            pos, ln, k, j = self._entry(raw, j, pos)
             if n < i:
                 pos += ln
         return pos, ln, k
+
+    def _entry(self, raw, i, pos):
+        # (offset, length, type, next i) of the record-table entry at raw[i:], the previous
+        # record ending at `pos`: a type byte (bit 7: a gap follows), the gap, the length
+        k = raw[i]
+        i += 1
+        if k & 0x80:
+            gap, i = unvarint(raw, i)
+            pos += gap
+            k &= 0x7F
+        ln, i = unvarint(raw, i)
+        if pos + ln > self.end:
+            raise ValueError(_DAMAGED)  # (a record beyond the range the block covers)
+        return pos, ln, k, i
 
     def postings_size(self, f):
         """Bytes of the bucket directory and postings."""
         d = 2 * (1 << self.bits)
         return d + 2 + struct.unpack("<H", _read_at(f, self.dir + d, 2))[0]
-
-
-def _entry(raw, i, pos):
-    """(offset, length, type, next i) of the record-table entry at raw[i:], the previous
-    record ending at `pos`: a type byte (bit 7: a gap follows), the gap, the length."""
-    k = raw[i]
-    i += 1
-    if k & 0x80:
-        gap, i = unvarint(raw, i)
-        pos += gap
-        k &= 0x7F
-    ln, i = unvarint(raw, i)
-    return pos, ln, k, i
 
 
 def tag_mask(bits):
@@ -338,6 +350,8 @@ def continued(b):
 
 
 def _read_at(f, at, n):
+    if n < 0:
+        raise ValueError(_DAMAGED)
     f.seek(at)
     raw = f.read(n)
     if len(raw) != n:

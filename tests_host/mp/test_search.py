@@ -421,6 +421,8 @@ def test_scopes_and_the_tool_never_cross_chats():
     mem.session_command("web", "alice", "switch trip")
     raises(ValueError, mem.search, "x", 5, ("web", "alice"), a1)
     raises(ValueError, mem.search, "x", 5, "web:alice")
+    for bad in (5, ("web", "alice"), [a1], b"x"):  # session= takes an id (was TypeError, AttributeError)
+        raises(ValueError, mem.search, "x", 5, None, bad)
     tool = [t for t in mem.tools() if t.name == "memory_search"][0]
 
     async def run():
