@@ -19,6 +19,7 @@ from . import tix
 from .state import kind
 
 TEXT_MAX = const(8192)  # bytes of a record's text indexed and shown
+PARSE_MAX = const(16384)  # bytes of a record parsed whole at most (read_record)
 _CHUNK = const(1024)  # bytes of text whose terms are made at once
 _SKIP = ("id", "type", "role", "tool_call_id", "tool_use_id", "call_id", "is_error",
          "_claw_provider_state")
@@ -137,23 +138,38 @@ def _chunks(txt):
 
 def read_record(f, off, ln, limit):
     """(type, record) of the record at (off, ln) of an open file, (0, None) when it is none:
-    the record parsed, or for one over `limit` bytes (ESP-Claw writes records of any size),
-    typed from a copy with its long strings cut, its first TEXT_MAX bytes as text."""
+    the record parsed; one over PARSE_MAX bytes (or `limit`: ESP-Claw writes records of any
+    size) is typed from a copy with its long strings cut, and its text is the start of its
+    first "content" string (else its first TEXT_MAX bytes): only TEXT_MAX bytes of a
+    record's text are indexed and shown, and a 24 KiB tool result parsed whole, copied as
+    text and cut ran a board's heap out in a search."""
     if ln <= 1:
         return 0, None
     f.seek(off)
-    if ln <= limit + 1:
+    if ln <= min(limit, PARSE_MAX) + 1:
         raw = f.read(ln)
         if len(raw) != ln or raw[-1] != 10:
             return 0, None
         obj = jsonraw.json_value(raw)
         k = classify(obj)[0]
         return k, obj if k else None
-    k = kind(f, off, ln, limit)[0]
+    k = kind(f, off, ln, min(limit, PARSE_MAX))[0]
     if not k:
         return 0, None
     f.seek(off)
-    return k, text.clean(f.read(TEXT_MAX))
+    return k, _start(f.read(TEXT_MAX))
+
+
+def _start(raw):
+    # The start of the first "content" string of a big record's first bytes `raw`, decoded
+    i = raw.find(b'"content":"', 0, 512)
+    if i >= 0:
+        body = raw[i + 11 :]
+        for cut in range(8):  # back off a cut escape or character
+            v = jsonraw.json_value(b'"' + body[: len(body) - cut] + b'"')
+            if isinstance(v, str):
+                return v
+    return text.clean(raw)
 
 
 def scan(f, start, end=-1):

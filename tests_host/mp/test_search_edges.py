@@ -778,3 +778,25 @@ def test_a_damaged_or_missing_segment_leaves_paging_whole():
     eq((n, len(got)), (total - gone, len(want) - gone), "a missing segment: its records left out")
     eq([m["text"] for m in got[-5:]], [m["text"] for m in want[-5:]], "the newest page as before")
     dev.unmount()
+
+
+def test_a_record_over_16_kib_is_searched_from_the_start_of_its_text():
+    # A tool result of 20 KiB is not parsed whole (a 24 KiB one ran a board's heap out in a
+    # search): its type from a copy with long strings cut, its text the start of its content
+    # string, decoded (escapes and all), as far as TEXT_MAX bytes are indexed
+    dev, s = _fresh()
+    body = 'Line one\\n\\"quoted\\" zebra ' + "lorem ipsum " * 250 + "quokka " + "dolor " * 2500
+    res = '[{"role":"tool","tool_call_id":"c1","content":"%s","is_error":false}]' % body
+    ok(16384 < len(res) < 65536, "over the parse bound, under the record bound: %d" % len(res))
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"fetch","arguments":"{}"}}]}')
+    s.persist(SID, [(1, None, "fetch the page")])
+    s.persist(SID, [(3, call, None), (4, res, None)])
+    s.persist(SID, [(2, None, "done")], turn_completed=True)
+    s.close()
+    got = s.search("quokka", 3, [SID])  # (in a board's heap: tests_host/test_search_heap32.py)
+    eq([h["role"] for h in got], ["tool"], "found in the tool result")
+    ok(got[0]["text"].startswith('Line one\n"quoted" zebra lorem'), repr(got[0]["text"][:40]))
+    eq(len(got[0]["text"]), 4096, "cut to max_message_chars")
+    eq(s.search("role tool_call_id", 3, [SID]), [], "its JSON keys are not its text")
+    dev.unmount()
