@@ -24,7 +24,7 @@ from .messages import as_dict, text_of
 _ERROR = const("Error: ")  # a tool error in the text, for APIs without an error flag
 
 
-def _args_obj(args):
+def args_obj(args):
     """Tool arguments as an object; Anthropic rejects any other `input`."""
     if isinstance(args, str):
         args = jsonraw.foreign(args)  # a key named twice: its first value, as cJSON
@@ -106,7 +106,7 @@ def _anthropic(m):
         fn = as_dict(c.get("function")) if isinstance(c, dict) else None
         if fn is not None:
             blocks.append({"type": "tool_use", "id": c.get("id") or "", "name": fn.get("name") or "",
-                           "input": _args_obj(fn.get("arguments"))})
+                           "input": args_obj(fn.get("arguments"))})
     return [{"role": "assistant", "content": blocks}] if blocks else []  # none empty
 
 

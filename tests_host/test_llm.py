@@ -245,6 +245,35 @@ def test_a_tool_call_without_an_id_gets_one_on_every_backend(srv, backend):
         assert raw["_claw_provider_state"]["output"][0]["call_id"] == call.id
 
 
+BAD_TYPES = {
+    "openai": {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": 12345, "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}]},
+    "anthropic": {"content": [{"type": "tool_use", "id": ["x"], "name": "t", "input": "not an object"},
+                              {"type": "tool_use", "id": "toolu_2", "name": "u"}]},
+    "openai_responses": {"status": "completed", "output": [
+        {"type": "function_call", "call_id": 7, "name": "t", "arguments": "{}"}]},
+}
+
+
+@pytest.mark.parametrize("backend", sorted(BAD_TYPES))
+def test_fields_of_the_wrong_type_are_stored_as_the_api_takes_them_back(srv, backend):
+    # An id that is no text, a tool_use `input` that is no object or missing: stored as they
+    # came, they were replayed with every later request of the session, which the API refused
+    srv.json(BAD_TYPES[backend])
+    r = chat(client(srv, backend))
+    assert all(isinstance(c.id, str) and c.id for c in r.tool_calls), r.tool_calls
+    raw = json.loads(r.raw)
+    if backend == "anthropic":
+        assert [b["input"] for b in raw["content"]] == [{}, {}]
+        assert [b["id"] for b in raw["content"]] == [r.tool_calls[0].id, "toolu_2"]
+        assert r.tool_calls[0].arguments == "not an object"  # (the handler says invalid_json)
+    else:
+        assert [c["id"] for c in raw["tool_calls"]] == [r.tool_calls[0].id]
+    if backend == "openai_responses":
+        assert raw["_claw_provider_state"]["output"][0]["call_id"] == r.tool_calls[0].id
+
+
 def test_anthropic_tool_call(srv):
     srv.reply(
         "Let me note that.",

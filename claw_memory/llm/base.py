@@ -60,10 +60,11 @@ def _tool_defs(tools):
 
 
 def _fill_ids(calls, key):
-    """Give tool calls without an id one (some compatible servers omit it), so that their
-    results can still be paired with them when the history is replayed."""
+    """Give tool calls without an id, or with one that is not text, one (some compatible
+    servers omit it; an id of another type, stored and replayed, would have every later
+    request of the session refused), so that their results pair with them on replay."""
     for i, c in enumerate(calls):
-        if not c.get(key):
+        if not isinstance(c.get(key), str) or not c[key]:
             c[key] = new_call_id(i)
 
 

@@ -6,7 +6,7 @@ from .._compat import dumps
 from ..core import args_text
 from ..reply import Reply, ToolCall, answer_raw, calls_raw
 from ..messages import text_of
-from ..wire import ANTHROPIC, OPENAI, RESPONSES
+from ..wire import ANTHROPIC, OPENAI, RESPONSES, args_obj
 from ..messages import as_dict
 from .base import _Bad, _Client, _fill_ids, _tool_defs, _wire
 from .transport import MAX_ANSWER
@@ -139,6 +139,8 @@ class Anthropic(_Client):
                 uses.append(b)
         _fill_ids(uses, "id")
         calls = [ToolCall(b["id"], b["name"], args_text(b.get("input"))) for b in uses]
+        for b in uses:  # (replayed as stored: Anthropic refuses an `input` that is no object)
+            b["input"] = args_obj(b.get("input"))
         text = "".join(texts)
         if calls:  # the blocks as they came (thinking blocks go back within the turn)
             raw = dumps({"role": "assistant", "content": content})
