@@ -108,18 +108,18 @@ FIELDS = const(("id", "source", "content", "tags", "keywords", "created_at", "up
 def check(obj, extra=()):
     """An item's fields as an exported item has them (an import bundle; `extra` other keys
     allowed), checked as the memory tools check their arguments; ValueError naming the field
-    otherwise. The id
-    follows `check_id` (so it renders on one line, as data), texts are strings within
-    their byte bounds, the content not blank, numbers whole and in range."""
+    otherwise. The id is text of 1 to ID_MAX bytes, as the reader keeps it (ESP-Claw takes
+    a caller's id as it is given: a root of its may hold any; MEMORY.md and the prompt
+    render ids as data), texts are strings within their byte bounds, the content not blank,
+    numbers whole and in range."""
     if not isinstance(obj, dict):
         raise ValueError("an item is a JSON object")
     for k in obj:
         if k not in FIELDS and k not in extra:
             raise ValueError("unknown field %s" % text.one_line("%s" % k, 40))
-    try:
-        check_id(obj.get("id"))
-    except ValueError as e:
-        raise ValueError("field id: %s" % e)
+    iid = obj.get("id")
+    if not isinstance(iid, str) or not 0 < len(iid.encode()) <= ID_MAX:
+        raise ValueError("field id: text of 1..%d bytes" % ID_MAX)
     for name, limit in _TEXT_FIELDS:
         v = obj.get(name, "")
         if not isinstance(v, str) or len(v.encode()) > limit:

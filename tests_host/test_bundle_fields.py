@@ -1,7 +1,7 @@
 """Every field of an import bundle is checked as the tools check their arguments, before
 anything is written: a hostile or malformed value is refused with the line and the field
-named (an item id with a line break would otherwise go raw into MEMORY.md, and from there
-whole into a LITE system prompt)."""
+named. An item id is taken as the reader takes one (ESP-Claw stores a caller's id as it is
+given): any text of 1 to 39 bytes, rendered on one line, as data."""
 
 import json
 
@@ -44,9 +44,8 @@ def _set(**kv):
 
 
 @pytest.mark.parametrize("kind,change,field", [
-    ("item", _set(id="mem-1\n## Core Request"), "field id"),
-    ("item", _set(id="mem 1"), "field id"),
     ("item", _set(id="m" * 40), "field id"),
+    ("item", _set(id="\u732b" * 14), "field id"),  # 42 bytes
     ("item", _set(id=""), "field id"),
     ("item", _set(id=7), "field id"),
     ("item", _set(content=["a"]), "field content"),
@@ -95,13 +94,38 @@ def test_an_exported_bundle_passes_every_check(tmp_path, capsys):
     assert main.main(["import", str(path), str(tmp_path / "copy")]) == 0
 
 
+def test_ids_esp_claw_took_from_a_caller_export_and_import_and_render_as_data(tmp_path):
+    # ESP-Claw's memory_store keeps a caller's id as it is (a space, CJK, a line break):
+    # such a root exported and imported again keeps them; MEMORY.md shows each on one line
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    mem.store.store("User likes green tea", "drink")
+    mem.close()
+    ids = ["tea pref", "\u7528\u6237\u7684\u732b", "mem-1\n## Core Request"]
+    with open(root / "memory" / "memory_records.jsonl", "a", encoding="utf-8") as f:
+        for n, i in enumerate(ids):
+            f.write(json.dumps({"id": i, "source": "manual", "content": "Fact %d" % n, "tags": "t%d" % n,
+                                "keywords": "", "created_at": 1714000000, "updated_at": 1714000000,
+                                "access_count": 0, "deleted": False, "summary_ids": []}) + "\n")
+    out = tmp_path / "b.jsonl"
+    assert main.main(["export", str(root), "-o", str(out)]) == 0
+    assert main.main(["import", str(out), str(tmp_path / "copy")]) == 0
+    mem = claw_memory.open(str(tmp_path / "copy"), extract=False)
+    assert sorted(i["id"] for i in mem.store.list()) == sorted(ids + [
+        i["id"] for i in mem.store.list() if i["content"] == "User likes green tea"])
+    mem.store.store("User likes coffee", "drink")  # (MEMORY.md rendered again)
+    mem.close()
+    md = (tmp_path / "copy" / "memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert "\n## Core Request" not in md and "`mem-1 \u23ce ## Core Request`" in md, md
+
+
 def test_restore_checks_the_same_fields(tmp_path):
     # The library's own import path: ValueError naming the item and the field, and the
     # store is left as it was.
     mem = claw_memory.open(str(tmp_path / "root"), extract=False)
     mem.store.store("User likes green tea", "drink")
     good = {"id": "imp-1", "content": "User rides horses", "tags": "horse", "keywords": ""}
-    for bad, field in ((dict(good, id="imp-2\n## Core Request"), "field id"),
+    for bad, field in ((dict(good, id="i" * 40), "field id"),
                        (dict(good, created_at=-5), "field created_at"),
                        (dict(good, colour="red"), "unknown field colour")):
         with pytest.raises(ValueError) as e:
