@@ -59,6 +59,11 @@ class Memory:
         self.date = date
         self.timezone = timezone
         lay = Layout(root)
+        if mode == FULL and lay.mode() == LITE:
+            # (the store would render its items over the user's notes at its first write)
+            raise ValueError("%s is used in LITE mode (memory/MEMORY.md holds the user's notes, "
+                             "no store beside it): open it with mode='lite', or move MEMORY.md "
+                             "away first to use the long-term store" % lay.root)
         self.layout = lay.ensure() if create else lay.check()
         if backend is None:
             backend = getattr(llm, "backend", None) or "openai"

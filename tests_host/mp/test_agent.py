@@ -112,6 +112,25 @@ async def test_lite_mode_injects_memory_md():
     dev.unmount()
 
 
+async def test_a_lite_root_is_not_opened_full_over_the_users_notes():
+    # FULL's store renders MEMORY.md at its first write: the notes of a LITE root were gone
+    # after a default open() and one store; it is refused, the notes kept, LITE still opens
+    dev = mount("lfs2", "/flash", blocks=256)
+    lite = claw_memory.open("/flash", mode="lite")
+    with open(lite.md_path(), "w") as f:
+        f.write("# Long-term Memory\n\n- Ada is allergic to penicillin.\n")
+    lite.close()
+    for kw in ({}, {"mode": "full"}, {"create": False}):
+        raises(ValueError, claw_memory.open, "/flash", extract=False, **kw)
+    with open("/flash/memory/MEMORY.md") as f:
+        ok("penicillin" in f.read(), "the notes kept")
+    eq(sorted(os.listdir("/flash/memory")), ["MEMORY.md", "identity.md", "soul.md", "user.md"],
+       "no store file made")
+    ok("penicillin" in claw_memory.open("/flash", mode="lite").providers()[1].collect(_req("x")),
+       "LITE as before")
+    dev.unmount()
+
+
 async def test_lite_mode_after_a_full_run_without_close_reads_a_fresh_memory_md():
     dev = mount("lfs2", "/flash", blocks=256)
     full = claw_memory.open("/flash", extract=False)
