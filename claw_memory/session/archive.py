@@ -209,6 +209,30 @@ def plan(directory, log_name, size, limit, now=0, prints=()):
     return entries, seq
 
 
+def bound(directory, limit):
+    """The oldest live segments marked dead while the live ones pass `limit` (a limit lowered
+    since they were made: 0 keeps none), then the files of every dead one removed and the
+    catalog written without them; the number of segments dropped. (A compaction applies the
+    bound as it adds a segment; this, at a Sessions' first use, covers a lower limit without
+    one. A cut after the catalog's write leaves dead ones, removed on the next first use.)"""
+    entries = read(directory)
+    total = sum(e[1] for e in entries if e[4])
+    n = 0
+    for e in entries:
+        if total <= limit:
+            break
+        if e[4]:
+            e[4] = False
+            total -= e[1]
+            n += 1
+    if n:
+        write_catalog(directory, entries)  # (the commit: what is dead is no one's now)
+    if n or not all(e[4] for e in entries):
+        remove_dead(directory, entries)
+        write_catalog(directory, entries)
+    return n
+
+
 def write_catalog(directory, entries, tmp=False):
     """The catalog written whole (`tmp`: as its `.tmp`, for a compaction's commit)."""
     path = directory + "/" + CATALOG

@@ -382,6 +382,12 @@ class Sessions:
             name = settle(self.dir)
             if name:
                 self._note("deletion of %s finished after an interruption" % name)
+        if fsutil.size(self.dir + "/" + fmt_.CATALOG) >= 0:
+            from .archive import bound
+
+            n = bound(self.dir, self.archive_limit)  # (a limit lower than when they were made)
+            if n:
+                self._note("%d archive segments dropped: over archive_limit" % n)
 
     def stat(self, session_id):
         """{"file","bytes","records","pending","blocked"} of one session (after repair)."""

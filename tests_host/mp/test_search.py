@@ -369,6 +369,27 @@ def test_archive_limit_zero_drops_turns_as_esp_claw():
     dev.unmount()
 
 
+def test_a_lower_archive_limit_drops_the_oldest_segments_at_the_next_open():
+    # The bound was applied only as a compaction added a segment: a limit lowered since (0:
+    # keep none, PRIVACY.md) kept the whole archive, searchable, for good
+    dev, s = _archive_run(n=90)
+    s.close()
+    live = [e for e in arc.read(D) if e[4]]
+    ok(len(live) >= 3, "segments: %r" % live)
+    keep = live[-1][1] + live[-2][1]  # the newest two fit
+    s = Sessions(D, size_limit=6000, archive_limit=keep)
+    total = s.page(SID, 0, 5)["total"]
+    eq([e[0] for e in arc.read(D) if e[4]], [live[-2][0], live[-1][0]], "the newest two kept")
+    eq(sorted(n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix")),
+       sorted(file_name(SID) + ".arc%d" % e[0] for e in live[-2:]), "the others' files gone")
+    s = Sessions(D, size_limit=6000, archive_limit=0)
+    ok(s.page(SID, 0, 5)["total"] < total, "fewer turns")
+    eq([n for n in os.listdir(D) if ".arc" in n], [], "0: no segment left")
+    eq(arc.read(D), [], "and none listed")
+    eq([h for h in s.search("sister Lena carbonara Osteria", 5) if h["archived"]], [], "none searched")
+    dev.unmount()
+
+
 def test_deleting_a_session_takes_its_archive_and_indexes():
     dev = mount("lfs2", "/flash", blocks=512)
     mem = claw_memory.open("/flash", session_limit=6000, extract=False)

@@ -235,6 +235,51 @@ def test_deleting_an_archived_session_cut_anywhere_leaves_it_whole_or_gone():
             _whole_or_gone(config, torn)
 
 
+def _lowered(config, torn):
+    # archive_limit lowered to 0 and the memory opened: every segment goes at its first use;
+    # a cut anywhere leaves each segment listed and whole or gone, and the next first use
+    # finishes (the log's records are untouched)
+    kind, bs, erase = cutmatrix.CONFIGS[config]
+    from flashsim import mount
+
+    dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
+    _archived_session()
+    logged = [(k, n) for k, n, w in _present(_open()) if w == "log"]
+
+    def first_use():
+        mem = claw_memory.open("/flash", extract=False, session_limit=LIMIT, archive_limit=0)
+        return mem, mem.sessions.page(SID, 0, 5)
+
+    base = dev.image()
+    ops0 = dev.ops
+    first_use()
+    total = dev.ops - ops0
+    ok(total > 2, "dropping the segments writes")
+    for n in range(total):
+        dev = dev.restore(base)
+        dev.cut_power(n, torn)
+        try:
+            first_use()
+        except OSError:
+            pass
+        dev = dev.reboot()
+        mem = _open()
+        got = _present(mem)  # (segments listed: whole, the sizes their catalog names)
+        eq([(k, m) for k, m, w in got if w == "log"], logged, "cut %d: the log as it was" % n)
+        mem, _ = first_use()
+        eq([w for k, m, w in _present(mem) if w != "log"], [], "cut %d: then none left" % n)
+        eq([x for x in os.listdir(D) if ".arc" in x], [], "cut %d: no segment file" % n)
+    dev.unmount()
+    return total
+
+
+@timeout(900)
+def test_a_lowered_archive_limit_cut_anywhere_leaves_segments_whole_or_gone():
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for torn in (False, True):
+            print(config, torn, _lowered(config, torn), "cuts")
+
+
 def _rebuild_matrix(config, torn):
     kind, bs, erase = cutmatrix.CONFIGS[config]
     from flashsim import mount
