@@ -2,14 +2,19 @@
 
 Bundle (UTF-8, one JSON object per line):
 
-    {"type":"header","format":"claw-memory-bundle","version":1,"library":"0.1.0","exported_at":1714000000}
+    {"type":"header","format":"claw-memory-bundle","version":2,"library":"0.1.0","exported_at":1714000000}
     {"type":"profile","name":"user","content":"..."}                 (x3)
     {"type":"memory_md","content":"..."}
     {"type":"item", <ESP-Claw item fields>[, "expires_at"]}           (active items)
     {"type":"chat_map","chat_key":"...","current_alias":"...","sessions":[...]}
     {"type":"session","file":"s_..._hash.log","blocked":false,"records":N}
     {"type":"record","file":"s_..._hash.log","kind":1,"backend":1,"message":"<record JSON text>"}
+    {"type":"segment","file":"s_..._hash.log","made_at":1714000000,"records":N}  (its archive,
+    {"type":"record",...,"backend":0,...}                             oldest segment first)
     {"type":"end","lines":N}                                         (N lines between)
+
+A record belongs to the last session or segment line of its file before it. Version 1 (no
+segment lines) is read too.
 
 Everything is read and written through the claw_memory package itself (no second
 implementation of any format). Import validates the whole bundle before it writes anything,
@@ -38,7 +43,8 @@ from . import guard
 from .ui import CliError, Progress, json_safe
 
 FORMAT = "claw-memory-bundle"
-VERSION = 1
+VERSION = 2
+_READS = (1, 2)  # the versions import reads
 _MAX_LINE = 1 << 20
 
 
@@ -60,7 +66,7 @@ def export(root, out_path, progress=True):
         raise CliError("no data root at %s" % root)
     copy = readonly_copy(root)
     try:
-        counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0}
+        counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0, "segments": 0}
         if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
             buf = getattr(sys.stdout, "buffer", None)
 
@@ -136,6 +142,13 @@ def _export_lines(copy, counts, progress, put):
         for kind, fmt, raw in mem.sessions.records(file=f):
             line({"type": "record", "file": f, "kind": kind, "backend": fmt,
                   "message": raw.decode("utf-8")})
+        for t, recs in _segments(mem, f):
+            line({"type": "segment", "file": f, "made_at": t, "records": len(recs)})
+            for kind, raw in recs:  # (a segment keeps no backend: 0)
+                line({"type": "record", "file": f, "kind": kind, "backend": 0,
+                      "message": raw.decode("utf-8")})
+            counts["segments"] += 1
+            counts["records"] += len(recs)
         counts["sessions"] += 1
         counts["records"] += k
         if bar:
@@ -144,6 +157,28 @@ def _export_lines(copy, counts, progress, put):
         bar.done()
     mem.close()
     line({"type": "end", "lines": n[0]}, False)
+
+
+def _segments(mem, f):
+    # (unix time, [(type, record JSON bytes)]) of each live archive segment of log file `f`,
+    # oldest first, read as search and page() read them (through their text indexes)
+    from claw_memory.jsonraw import json_value
+    from claw_memory.session import archive as arc
+    from claw_memory.session import indexer
+
+    d = mem.sessions.dir
+    times = {e[0]: e[2] for e in arc.read(d)}
+    a = mem.sessions.archived([f]).get(f, ())
+    for i in range(0, len(a), 2):
+        path = arc.seg_path(d, f, a[i])
+        recs = []
+        with open(path, "rb") as sf:
+            for off, ln, kind in indexer.records(path, mem.sessions.max_record_bytes):
+                sf.seek(off)
+                raw = sf.read(ln)
+                if len(raw) == ln and raw[-1:] == b"\n" and classify(json_value(raw))[0]:
+                    recs.append((kind, raw[:-1]))
+        yield times.get(a[i], 0), recs
 
 
 def _bad(n, why):
@@ -159,6 +194,7 @@ _KEYS = {
     "item": itm.FIELDS,
     "chat_map": ("chat_key", "current_alias", "sessions"),
     "session": ("file", "blocked", "records"),
+    "segment": ("file", "made_at", "records"),
     "record": ("file", "kind", "backend", "message"),
     "end": ("lines",),
 }
@@ -205,14 +241,15 @@ def read(path):
             objs.append(obj)
     if not objs or objs[0].get("type") != "header" or objs[0].get("format") != FORMAT:
         raise CliError("not a claw-memory bundle: the first line is not its header")
-    if objs[0].get("version") != VERSION:
-        raise CliError("bundle version %r is not supported (this tool reads version %d)"
-                       % (objs[0].get("version"), VERSION))
+    if objs[0].get("version") not in _READS:
+        raise CliError("bundle version %r is not supported (this tool reads versions %s)"
+                       % (objs[0].get("version"), " and ".join(str(v) for v in _READS)))
     end = objs[-1]
     if end.get("type") != "end" or end.get("lines") != len(objs) - 2:
         raise CliError("the bundle is truncated or damaged: its end line is missing or its "
                        "line count does not match")
     parts = {"profile": {}, "memory_md": None, "items": [], "chat_maps": [], "sessions": {}}
+    last = {}  # file name: the session or segment its next records belong to
     for n, obj in enumerate(objs[1:-1], 2):
         kind = obj["type"]
         if kind == "profile":
@@ -253,11 +290,22 @@ def read(path):
                 _bad(n, "session %s appears twice" % fname)
             if type(obj.get("blocked", False)) is not bool:
                 _bad(n, "session: field blocked: true or false")
-            parts["sessions"][fname] = {"blocked": obj.get("blocked") is True, "records": [],
-                                        "count": obj.get("records")}
-        elif kind == "record":
+            parts["sessions"][fname] = last[fname] = {
+                "blocked": obj.get("blocked") is True, "records": [], "count": obj.get("records"),
+                "archive": []}
+        elif kind == "segment":
             fname = obj.get("file")
             s = parts["sessions"].get(fname) if isinstance(fname, str) else None
+            if s is None:
+                _bad(n, "segment before its session line")
+            t = obj.get("made_at")
+            if type(t) is not int or not 0 <= t < 1 << 32:
+                _bad(n, "segment: field made_at: a whole number of seconds")
+            last[fname] = {"made_at": t, "records": [], "count": obj.get("records")}
+            s["archive"].append(last[fname])
+        elif kind == "record":
+            fname = obj.get("file")
+            s = last.get(fname) if isinstance(fname, str) else None
             if s is None:
                 _bad(n, "record before its session line")
             k, b, msg = obj.get("kind"), obj.get("backend"), obj.get("message")
@@ -274,9 +322,10 @@ def read(path):
         else:
             _bad(n, "%s line inside the bundle" % kind)
     for fname, s in parts["sessions"].items():
-        if s["count"] != len(s["records"]):
-            raise CliError("not a valid bundle: session %s announces %r records and has %d"
-                           % (fname, s["count"], len(s["records"])))
+        for what, c in [("session", s)] + [("archive segment", a) for a in s["archive"]]:
+            if c["count"] != len(c["records"]):
+                raise CliError("not a valid bundle: %s %s announces %r records and has %d"
+                               % (what, fname, c["count"], len(c["records"])))
     return parts
 
 
@@ -342,7 +391,8 @@ def import_(path, target, replace=False, progress=True):
         bar = Progress(len(parts["sessions"]), "import") if progress else None
         for fname, s in parts["sessions"].items():
             try:
-                mem.sessions.restore(fname, s["records"], s["blocked"])
+                mem.sessions.restore(fname, s["records"], s["blocked"],
+                                     [(a["made_at"], a["records"]) for a in s["archive"]])
             except ValueError as e:
                 raise CliError("not a valid bundle: session %s: %s" % (fname, e))
             if bar:
@@ -361,6 +411,8 @@ def import_(path, target, replace=False, progress=True):
     finally:
         if staging:
             shutil.rmtree(staging, ignore_errors=True)
+    sess = parts["sessions"].values()
     return {"items": len(parts["items"]), "sessions": len(parts["sessions"]),
-            "records": sum(len(s["records"]) for s in parts["sessions"].values()),
-            "chat_maps": len(parts["chat_maps"])}
+            "records": sum(len(s["records"]) + sum(len(a["records"]) for a in s["archive"])
+                           for s in sess),
+            "chat_maps": len(parts["chat_maps"]), "segments": sum(len(s["archive"]) for s in sess)}

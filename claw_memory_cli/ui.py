@@ -33,8 +33,9 @@ def plural(n, word, many=None):
 
 def counts(c):
     """What a bundle holds, in words (export, import)."""
-    return "%s (%s), %s, %s" % (plural(c["sessions"], "session"), plural(c["records"], "record"),
-                                plural(c["items"], "item"), plural(c["chat_maps"], "chat map"))
+    arc = ", %s" % plural(c["segments"], "archive segment") if c.get("segments") else ""
+    return "%s (%s%s), %s, %s" % (plural(c["sessions"], "session"), plural(c["records"], "record"),
+                                  arc, plural(c["items"], "item"), plural(c["chat_maps"], "chat map"))
 
 
 def _tty(stream):

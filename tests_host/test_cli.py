@@ -201,7 +201,7 @@ def test_export_import_round_trip(tmp_path, capsys):
     rc, out, _ = _run(capsys, "export", str(root), "-o", str(bundle))
     assert rc == 0 and "2 items" in out
     lines = [json.loads(l) for l in bundle.read_text().splitlines()]
-    assert lines[0]["type"] == "header" and lines[0]["version"] == 1 and lines[-1]["type"] == "end"
+    assert lines[0]["type"] == "header" and lines[0]["version"] == 2 and lines[-1]["type"] == "end"
     new = tmp_path / "copy"
     rc, out, _ = _run(capsys, "import", str(bundle), str(new))
     assert rc == 0, out
@@ -217,6 +217,51 @@ def test_export_import_round_trip(tmp_path, capsys):
     assert rc == 1 and "not empty" in err
     rc, out, err = _run(capsys, "import", str(bundle), str(new), "--replace")
     assert rc == 0
+
+
+def test_the_archive_is_exported_and_imported(tmp_path, capsys):
+    # A backup and restore lost every archived turn (export wrote the logs alone): now each
+    # live segment goes in the bundle after its session, and import writes it back with its
+    # catalog line (its time; new numbers); a version 1 bundle (no segments) still imports
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(60):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    want = mem.sessions.page(SID, 0, 50)["total"]
+    hit = mem.search("zq0", 1)
+    mem.close()
+    assert hit and hit[0]["archived"], hit
+    bundle = tmp_path / "b.jsonl"
+    rc, out, _ = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0 and " archive segment" in out, out
+    lines = [json.loads(x) for x in bundle.read_text().splitlines()]
+    segs = [x for x in lines if x["type"] == "segment"]
+    assert segs and all(x["made_at"] == 1800000000 for x in segs), segs
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+    m2 = claw_memory.open(str(tmp_path / "copy"), extract=False, session_limit=6000)
+    assert m2.sessions.page(SID, 0, 50)["total"] == want
+    got = m2.search("zq0", 1)
+    assert [(h["archived"], h["text"]) for h in got] == [(True, hit[0]["text"])], got
+    assert m2.sessions.messages(SID) == claw_memory.open(str(root), extract=False).sessions.messages(SID)
+    m2.close()
+    # version 1: no segment lines
+    v1 = [dict(x, version=1) if x["type"] == "header" else x for x in lines
+          if x["type"] != "segment" and not (x["type"] == "record" and x["backend"] == 0)]
+    v1[-1]["lines"] = len(v1) - 2
+    old = tmp_path / "v1.jsonl"
+    old.write_text("".join(json.dumps(x) + "\n" for x in v1))
+    rc, out, err = _run(capsys, "import", str(old), str(tmp_path / "copy1"))
+    assert rc == 0, err
+    # a segment line before its session, or with a bad time, is refused
+    for bad in ({"type": "segment", "file": "s_x_00000000.log", "made_at": 1, "records": 0},
+                dict(segs[0], made_at="yesterday")):
+        broken = lines[:-1] + [bad, dict(lines[-1], lines=len(lines) - 1)]
+        p = tmp_path / "bad.jsonl"
+        p.write_text("".join(json.dumps(x) + "\n" for x in broken))
+        rc, out, err = _run(capsys, "import", str(p), str(tmp_path / "copy2"))
+        assert rc == 1 and "segment" in err, err
 
 
 def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):

@@ -446,10 +446,11 @@ class Sessions:
         self._remember(log, st)
         return rep
 
-    def restore(self, file, records, blocked=False):
-        """Create a session from (type, backend, message JSON) records, written as they are
-        (for import; the session must not exist). Raises ValueError for a bad record."""
+    def restore(self, file, records, blocked=False, archive=()):
+        """Create a session from (type, backend, message JSON) records, written as they are,
+        with its archive segments, [(unix time, records)] oldest first (for import; the
+        session must not exist). Raises ValueError for a bad record."""
         from .write import restore
         log = self._target(None, file)
-        restore(log, records, self.max_record_bytes, blocked)
+        restore(log, records, self.max_record_bytes, blocked, archive)
         self._forget(log)

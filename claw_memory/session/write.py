@@ -241,22 +241,42 @@ def flush_index(log, st):
     st.lag_turns = 0
 
 
-def restore(log, records, limit, blocked):
+def restore(log, records, limit, blocked, archive=()):
     """Write a session's log and index from (type, backend, message JSON) records, as they
-    are (Sessions.restore: for import; the session must not exist)."""
+    are, and its archive segments from `archive`, [(unix time, records)] oldest first
+    (Sessions.restore: for import; the session must not exist). Every record is checked
+    before anything is written."""
     if fsutil.exists(log) or fsutil.exists(log + fmt_.PEND):
         raise ValueError("session %s already exists" % log.rsplit("/", 1)[-1])
-    data = bytearray()
     ents = bytearray(fmt_.HEADER)
-    for n, (kind, fmt, message) in enumerate(records):
-        if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
-                or fmt not in (0, 1, 2, 3)):
-            raise ValueError("record %d: bad type or backend" % n)
-        raw = raw_record(n, kind, message, limit)
-        ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
-        data += raw + b"\n"
+    data = _lines(records, limit, ents)
+    segs = []
+    for n, (t, recs) in enumerate(archive):
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise ValueError("archive segment %d: bad time" % n)
+        segs.append((t, _lines(recs, limit)))
     fsutil.makedirs(log.rsplit("/", 1)[0])
     fsutil.write_file(log, data)
     fsutil.write_file(log + fmt_.IDX, ents)
     if blocked:
         fsutil.write_file(log + fmt_.BLOCKED, b"")
+    if segs:
+        from .archive import restore as add
+
+        d, name = log.rsplit("/", 1)
+        add(d, name, segs)
+
+
+def _lines(records, limit, ents=None):
+    # The record lines of (type, backend, message JSON) records; their index entries added
+    # to `ents`
+    data = bytearray()
+    for n, (kind, fmt, message) in enumerate(records):
+        if (not isinstance(kind, int) or not isinstance(fmt, int) or kind not in (1, 2, 3, 4)
+                or fmt not in (0, 1, 2, 3)):
+            raise ValueError("record %d: bad type or backend" % n)
+        raw = raw_record(n, kind, message, limit)
+        if ents is not None:
+            ents += fmt_.entry(len(data), len(raw) + 1, kind, fmt)
+        data += raw + b"\n"
+    return data
