@@ -300,7 +300,7 @@ def _twice(t, mark):
 @pytest.mark.parametrize("damage,message", [
     (lambda t: "this is not json\n" + t, "line 1: not JSON"),
     (lambda t: '{"type":"header","format":"other"}\n' + t, "not a claw-memory bundle"),
-    (lambda t: t.replace('"version":1', '"version":99', 1), "version 99 is not supported"),
+    (lambda t: t.replace('"version":2', '"version":99', 1), "version 99 is not supported"),
     (lambda t: "\n".join(t.splitlines()[:-1]) + "\n", "truncated"),
     (lambda t: t.replace('"kind":1', '"kind":9', 1), "kind 1..4"),
     (lambda t: t.replace('"type":"item"', '"type":"weird"', 1), "unknown line type"),
