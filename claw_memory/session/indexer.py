@@ -20,6 +20,10 @@ from .state import kind
 
 TEXT_MAX = const(8192)  # bytes of a record's text indexed and shown
 PARSE_MAX = const(16384)  # bytes of a record parsed whole at most (read_record)
+# The history search tool: its calls and results are not searched (after a few searches the
+# copies of a hit in its results, and the calls holding the query's words, pushed the record
+# that said it out of the answer)
+_SEARCH = "memory_search"
 _CHUNK = const(1024)  # bytes of text whose terms are made at once
 _SKIP = ("id", "type", "role", "tool_call_id", "tool_use_id", "call_id", "is_error",
          "_claw_provider_state")
@@ -31,7 +35,8 @@ def record_text(obj, k):
     bytes of a record too big to parse): the visible text of user and assistant messages;
     the values of a tool call (the tool's name, its arguments) or of a tool result, without
     their keys, ids and type tags (arguments and results that are JSON text are read as
-    JSON: a key like "city" or "pet" says nothing of one call)."""
+    JSON: a key like "city" or "pet" says nothing of one call); the search tool's own calls
+    and results say nothing."""
     if isinstance(obj, str):
         return obj
     if k == USER or k == FINAL:
@@ -69,6 +74,8 @@ def shown_text(obj, k):
 def _values(v, out, left, depth):
     if left[0] <= 0 or depth > 8:
         return
+    if isinstance(v, dict) and (v.get("name") == _SEARCH or v.get("action") == _SEARCH):
+        return  # (the search tool's calls and results: its query, copies of its hits)
     if isinstance(v, str):
         if v[:1] in ("{", "[") and v[-1:] in ("}", "]"):
             parsed = jsonraw.foreign(v.encode())

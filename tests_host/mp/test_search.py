@@ -17,6 +17,7 @@ from search_cases import turn as _turn
 
 import claw_memory
 from claw_memory import fsutil
+from claw_memory._compat import dumps as _dumps
 from claw_memory.core import Request
 from claw_memory.session import Sessions, file_name, remap, tix
 from claw_memory.session import archive as arc
@@ -254,6 +255,29 @@ def test_an_archived_hit_carries_its_session_id():
         ok(hits and hits[0]["text"].startswith("turn 2:"), "an archived turn is found (%r)" % (chat,))
         eq({h["session"] for h in hits}, {sid}, "its session's id, not its file's name (%r)" % (chat,))
     mem.close()
+    dev.unmount()
+
+
+def test_the_search_tool_s_own_calls_and_results_are_not_searched():
+    # A memory_search call holds the query's words, its result copies of the hits: after a
+    # few searches they pushed the record that said it out of the answer
+    dev, s = _fresh()
+    said = "we adopted a pangolin and named him Bruno"
+    s.persist(SID, [(1, None, said)])
+    s.persist(SID, [(2, None, "What a lovely name.")], turn_completed=True)
+    for n in range(3):
+        s.persist(SID, [(1, None, "what was my pangolin called?")])
+        hits = '{"ok":true,"action":"memory_search","changed":false,"hits":[{"session":"default_01","role":"user","text":"%s","archived":false}]}' % said
+        call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+                '"function":{"name":"memory_search","arguments":"{\\"query\\":\\"pangolin name Bruno\\"}"}}]}' % n)
+        res = '[{"role":"tool","tool_call_id":"c%d","content":%s,"is_error":false}]' % (n, _dumps(hits))
+        s.persist(SID, [(3, call, None), (4, res, None)])
+        s.persist(SID, [(2, None, "He is called Bruno.")], turn_completed=True)
+    s.close()
+    got = _texts(s.search("pangolin name Bruno", 10, [SID]))
+    eq([r for r, t in got if r == "tool" or r == "assistant" and "memory_search" in t], [],
+       "no call or result of the search tool: %r" % got)
+    eq(got[0], ("user", said), "the record that said it first")
     dev.unmount()
 
 
