@@ -47,8 +47,20 @@ def terms(s, out=None):
     list, made when None); returns it."""
     if out is None:
         out = []
-    b = text.to_bytes(s) if isinstance(s, str) else bytes(s)
-    for w in _words(b.lower()):
+    b = (text.to_bytes(s) if isinstance(s, str) else bytes(s)).lower()
+    try:
+        words = _SEP.sub(b" ", b).split()
+    except RuntimeError:
+        # (MicroPython's re recurses once per byte of a run of separators: a ruled line or
+        # ASCII art of a few hundred bytes exceeds the C stack; a byte loop then, rarely)
+        b = bytearray(b)
+        for i in range(len(b)):
+            c = b[i]
+            if c < 48 or 57 < c < 97 or 122 < c < 128:
+                b[i] = 32
+        words = bytes(b).split()
+    b = None
+    for w in words:
         if w.isalpha():
             _word(w, out)
         elif w.isdigit():
@@ -58,21 +70,6 @@ def terms(s, out=None):
         else:
             _walk(w, out)
     return out
-
-
-def _words(b):
-    # The runs of ASCII letters and digits and of multi-byte characters' bytes in `b`
-    try:
-        return _SEP.sub(b" ", b).split()
-    except RuntimeError:
-        # (MicroPython's re recurses once per byte of a run of separators: a ruled line or
-        # ASCII art of a few hundred bytes exceeds the C stack; a byte loop then, rarely)
-        out = bytearray(b)
-        for i in range(len(out)):
-            c = out[i]
-            if c < 48 or 57 < c < 97 or 122 < c < 128:
-                out[i] = 32
-        return bytes(out).split()
 
 
 def term_hash(term):

@@ -46,6 +46,7 @@ package(
         "session/remap.py",
         "session/repair.py",
         "session/replay.py",
+        "session/restore.py",
         "session/search.py",
         "session/sessions.py",
         "session/state.py",

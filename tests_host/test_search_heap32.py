@@ -28,7 +28,7 @@ def test_a_search_over_many_sessions_holds_at_most_16_kib(run32, tmp_path):
 
 
 def test_a_search_that_finds_a_60_kib_tool_result_fits_a_board(tmp_path):
-    # Frozen (a board with the firmware), 145 KiB: records over indexer.PARSE_MAX are read
+    # Frozen (a board with the firmware), 145 KiB: records over indexer._PARSE_MAX are read
     # from their first bytes (a 24 KiB tool result parsed whole, copied and cut ran out)
     import heap32
 

@@ -233,20 +233,6 @@ def bound(directory, limit):
     return n
 
 
-def restore(directory, log_name, segments):
-    """Add a log's archive segments, [(unix time, their record lines)] oldest first, to the
-    catalog under new numbers, named by the log's head print (write.restore, for import: on
-    a root no other program uses, the log written first)."""
-    entries = read(directory)
-    seq = 1 + max([e[0] for e in entries] or [0])
-    p = head_print(directory + "/" + log_name)
-    for t, data in segments:
-        fsutil.write_file(seg_path(directory, log_name, seq), data)
-        entries.append([seq, len(data), t, log_name, True, () if p is None else (p,)])
-        seq += 1
-    write_catalog(directory, entries)
-
-
 def write_catalog(directory, entries, tmp=False):
     """The catalog written whole (`tmp`: as its `.tmp`, for a compaction's commit)."""
     path = directory + "/" + CATALOG

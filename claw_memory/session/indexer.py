@@ -19,11 +19,11 @@ from . import tix
 from .state import kind
 
 TEXT_MAX = const(8192)  # bytes of a record's text indexed and shown
-PARSE_MAX = const(16384)  # bytes of a record parsed whole at most (read_record)
+_PARSE_MAX = const(16384)  # bytes of a record parsed whole at most (read_record)
 # The history search tool: its calls and results are not searched (after a few searches the
 # copies of a hit in its results, and the calls holding the query's words, pushed the record
 # that said it out of the answer)
-_SEARCH = "memory_search"
+_SEARCH = const("memory_search")
 _CHUNK = const(1024)  # bytes of text whose terms are made at once
 _SKIP = ("id", "type", "role", "tool_call_id", "tool_use_id", "call_id", "is_error",
          "_claw_provider_state")
@@ -145,7 +145,7 @@ def _chunks(txt):
 
 def read_record(f, off, ln, limit):
     """(type, record) of the record at (off, ln) of an open file, (0, None) when it is none:
-    the record parsed; one over PARSE_MAX bytes (or `limit`: ESP-Claw writes records of any
+    the record parsed; one over _PARSE_MAX bytes (or `limit`: ESP-Claw writes records of any
     size) is typed from a copy with its long strings cut, and its text is the start of its
     first "content" string (else its first TEXT_MAX bytes): only TEXT_MAX bytes of a
     record's text are indexed and shown, and a 24 KiB tool result parsed whole, copied as
@@ -153,30 +153,26 @@ def read_record(f, off, ln, limit):
     if ln <= 1:
         return 0, None
     f.seek(off)
-    if ln <= min(limit, PARSE_MAX) + 1:
+    if ln <= min(limit, _PARSE_MAX) + 1:
         raw = f.read(ln)
         if len(raw) != ln or raw[-1] != 10:
             return 0, None
         obj = jsonraw.json_value(raw)
         k = classify(obj)[0]
         return k, obj if k else None
-    k = kind(f, off, ln, min(limit, PARSE_MAX))[0]
+    k = kind(f, off, ln, min(limit, _PARSE_MAX))[0]
     if not k:
         return 0, None
     f.seek(off)
-    return k, _start(f.read(TEXT_MAX))
-
-
-def _start(raw):
-    # The start of the first "content" string of a big record's first bytes `raw`, decoded
-    i = raw.find(b'"content":"', 0, 512)
+    raw = f.read(TEXT_MAX)
+    i = raw.find(b'"content":"', 0, 512)  # (its text: the start of its first content string)
     if i >= 0:
-        body = raw[i + 11 :]
+        raw = raw[i + 11 :]
         for cut in range(8):  # back off a cut escape or character
-            v = jsonraw.json_value(b'"' + body[: len(body) - cut] + b'"')
+            v = jsonraw.json_value(b'"' + raw[: len(raw) - cut] + b'"')
             if isinstance(v, str):
-                return v
-    return text.clean(raw)
+                return k, v
+    return k, text.clean(raw)
 
 
 def scan(f, start, end=-1):

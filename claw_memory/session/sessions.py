@@ -450,7 +450,7 @@ class Sessions:
         """Create a session from (type, backend, message JSON) records, written as they are,
         with its archive segments, [(unix time, records)] oldest first (for import; the
         session must not exist). Raises ValueError for a bad record."""
-        from .write import restore
+        from .restore import restore
         log = self._target(None, file)
         restore(log, records, self.max_record_bytes, blocked, archive)
         self._forget(log)

@@ -47,7 +47,7 @@ _MASK = const(0x3FFFFFFF)
 # postings (POSTS, or the terms of one record's TEXT_MAX bytes, which a block always takes)
 _POSTS_MAX = const(24576)
 _ENTRY_MAX = const(11)  # bytes of a record-table entry at most
-_DAMAGED = "text index damaged"
+_DAMAGED = const("text index damaged")
 assert struct.calcsize(_BH) == BH
 
 

@@ -199,26 +199,38 @@ def test_another_sessions_compaction_does_not_make_the_archive_an_orphan():
     dev.unmount()
 
 
+def _deleting(segs):
+    # An archive limit that keeps the newest segment alone (the older goes at the first use),
+    # under which a compaction's dropped records alone pass it: it deletes them, as ESP-Claw
+    ok(len(segs) >= 2, "(two segments at least)")
+    return segs[-1][2]
+
+
 def test_rewrites_that_fail_before_their_commit_keep_the_archive_the_logs():
     # Each names the log on flash and the new one: two failed in a row leave the log as it was.
     dev, segs = _archived_session("lfs2")
+    limit = _deleting(segs)
     real = fsutil.commit
 
     def failing(journal, paths):
         raise OSError(5, "EIO")
 
     fsutil.commit = failing
+    notes = []
     try:
-        s = Sessions(D, size_limit=6000, archive_limit=0)
+        s = Sessions(D, size_limit=6000, archive_limit=limit)
+        s._note = notes.append
         for i in range(30, 50):
             _topic_turn(s, SID, i, pad="p" * 40)
-        s = Sessions(D, size_limit=4500, archive_limit=0)
+        s = Sessions(D, size_limit=4500, archive_limit=limit)
+        s._note = notes.append
         _topic_turn(s, SID, 60, pad="p" * 40)
     finally:
         fsutil.commit = real
-    s = Sessions(D, size_limit=6000)
+    ok([n for n in notes if "housekeeping" in n], "(the rewrites failed)")
+    s = Sessions(D, size_limit=6000, archive_limit=limit)
     ok(any(h["archived"] for h in s.search("boiler Hendrik", 50, [SID])), "the archive found")
-    eq(_segs(), [seq for seq, p, size in segs], "every segment kept")
+    eq(_segs(), [segs[-1][0]], "the segment within the limit kept")
     dev.unmount()
 
 
@@ -293,16 +305,21 @@ def test_esp_claw_compacting_the_log_in_place_keeps_its_archive():
 
 
 def test_our_compaction_that_deletes_keeps_the_older_segments():
-    # A compaction without the archive (archive_limit=0 now) rewrites the log's head: the
-    # segments a former compaction made are still the log's.
+    # A compaction without the archive (what it drops passes archive_limit alone) rewrites
+    # the log's head: the segments a former compaction made are still the log's.
     dev, segs = _archived_session("lfs2")
-    s = Sessions(D, size_limit=6000, archive_limit=0)
+    limit = _deleting(segs)
+    s = Sessions(D, size_limit=12000, archive_limit=limit)
+    notes = []
+    s._note = notes.append
     for i in range(30, 60):
         _topic_turn(s, SID, i, pad="p" * 40)
     s.close()
-    s = Sessions(D, size_limit=6000)
+    ok([n for n in notes if "oldest dropped" in n and "(0 oldest" not in n], "(whole turns dropped: %r)" % notes)
+    eq([n for n in notes if "moved to archive" in n], [], "(none into the archive)")
+    s = Sessions(D, size_limit=6000, archive_limit=limit)
     ok(any(h["archived"] for h in s.search("boiler Hendrik", 50, [SID])), "still found in the archive")
-    eq([p for _, p, _ in arc.segments(D, file_name(SID))], [p for _, p, _ in segs], "the same segments")
+    eq([p for _, p, _ in arc.segments(D, file_name(SID))], [segs[-1][1]], "the same segment")
     dev.unmount()
 
 

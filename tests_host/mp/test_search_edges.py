@@ -725,6 +725,9 @@ def _damage(path, what):
         b[posts:table] = b"\xff" * (table - posts)
     elif what == "directory":
         struct.pack_into("<H", b, end, 0xFFF0)
+    elif what == "range":  # whole entries, each naming 127 bytes: past the block's range
+        n = tix.HDR + tix.BH + body - table
+        b[table : table + n] = (b"\x01\x7f" * n)[:n]
     else:
         b[table : tix.HDR + tix.BH + body] = b"\x85" * (tix.HDR + tix.BH + body - table)
     with open(path, "wb") as f:
@@ -768,8 +771,9 @@ def test_a_damaged_or_missing_segment_leaves_paging_whole():
     s.close()
     segs = sorted(n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix"))
     ok(len(segs) >= 2, "segments: %r" % segs)
-    _damage(D + "/" + segs[0] + ".tix", "table")
-    eq(_pages(Sessions(D, size_limit=6000)), (total, want), "a damaged segment index: made again")
+    for what in ("table", "range"):
+        _damage(D + "/" + segs[0] + ".tix", what)
+        eq(_pages(Sessions(D, size_limit=6000)), (total, want), what + ": a damaged segment index: made again")
     seg = D + "/" + segs[-1]
     with open(seg, "rb") as f:
         gone = sum(1 for ln in f if b'"role":"user"' in ln or b'"role":"assistant","content":"' in ln)
