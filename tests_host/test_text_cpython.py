@@ -33,3 +33,43 @@ def test_an_agent_number_is_ascii_digits_under_cpython_too():
     for sid in ("agent:\u00b2:chat:web:u:d", "agent:\u0662:chat:web:u:d", "agent:\uff11:chat:web:u:d"):
         assert agent_of(sid) == 0, sid
     assert agent_of("agent:12:chat:web:u:d") == 12
+
+
+def test_a_bool_limit_is_refused_under_cpython_too(tmp_path):
+    # CPython's True is an int (MicroPython's is not): Sessions.search refuses it as a limit,
+    # and memory_search gives a model's `"limit": true` the default, as under MicroPython.
+    import asyncio
+    import json
+    from types import SimpleNamespace
+
+    import pytest
+
+    from claw_memory.chat_tools import SearchTool
+    from claw_memory.session import Sessions
+
+    s = Sessions(str(tmp_path))
+    sid = "chat:web:u1:default_01"
+    for n in range(7):
+        s.persist(sid, [(1, None, "kiwi number %d" % n)])
+        s.persist(sid, [(2, None, "ok")], turn_completed=True)
+    for bad in (True, False):
+        with pytest.raises(ValueError):
+            s.search("kiwi", bad, [sid])
+    assert len(s.search("kiwi", 5, [sid])) == 5
+    tool = SearchTool(s, None)
+    req = SimpleNamespace(session_id=sid, channel=None, chat_id=None)
+    ok, out = asyncio.run(tool.memory_search('{"query":"kiwi","limit":true}', req))
+    assert ok, out
+    assert len(json.loads(out)["hits"]) == 5, out
+    s.close()
+
+
+def test_a_tool_calls_booleans_are_not_searched_under_cpython_too():
+    # CPython's True is an int: the values a tool record is searched by still leave it out
+    # (MicroPython's indexer never sees a bool as a number).
+    from claw_memory.core import TOOL_CALL
+    from claw_memory.session import indexer
+
+    call = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "lamp", "arguments": '{"on":true,"level":3,"room":"hall"}'}}]}
+    assert indexer.record_text(call, TOOL_CALL).split("\n") == ["lamp", "3", "hall"]

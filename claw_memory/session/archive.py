@@ -337,8 +337,3 @@ def wipe(directory):
     if entries:
         write_catalog(directory, [])
     return len(live)
-
-
-def size(directory):
-    """Bytes of the live segments of the data root."""
-    return sum(e[1] for e in read(directory) if e[4])

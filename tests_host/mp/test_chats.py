@@ -107,6 +107,55 @@ def test_damaged_maps_are_repaired():
     dev.unmount()
 
 
+def test_bounds_of_chat_keys_commands_and_agent_numbers_hold_exactly():
+    # A chat key of 479 bytes (its ids fit 512 with a 32-character alias) is a chat, 480 is
+    # not; a command of 95 bytes is read, 96 is not; agent numbers up to 4294967295 (ten
+    # digits) are read from ids, larger ones are no agent's.
+    dev, mem = _setup()
+    chat = "u" * (479 - len("chat:web:"))
+    eq(mem.chats.session_id("web", chat), "chat:web:%s:default_01" % chat, "479 bytes")
+    try:
+        mem.chats.session_id("web", chat + "u")
+        ok(False, "480 bytes accepted")
+    except ValueError:
+        pass
+    eq(mem.session_command("web", "u1", "list" + " " * 91), "Sessions:\n* default_01 (current)", "95 bytes")
+    eq(mem.session_command("web", "u1", "list" + " " * 92), USAGE, "96 bytes")
+    eq(chats.agent_of("agent:4294967295:chat:web:u1:default_01"), 4294967295, "ten digits")
+    eq(chats.agent_of("agent:4294967296:chat:web:u1:default_01"), 0, "over 32 bits")
+    eq(chats.agent_of("agent:10000000000:chat:web:u1:default_01"), 0, "eleven digits")
+    dev.unmount()
+
+
+def test_a_repaired_maps_aliases_are_written_back():
+    # Aliases named twice, invalid ones, more than 32: the map read keeps the valid ones
+    # once, the first 32, and is written back so; a copy of the map under another file name
+    # is no chat's (each() lists the chat once).
+    dev, mem = _setup()
+    key = "chat:web:u9"
+    mem.chats.session_id("web", "u9")
+    path = MAPS + "/" + chats.map_file(key)
+    names = ["s%02d" % n for n in range(34)]
+    for sessions, current, want in ((["ok1", "../bad", "ok1", "ok2"], "ok2", ["ok1", "ok2"]),
+                                    (names, "s05", names[:32])):
+        with open(path, "w") as f:
+            f.write(json.dumps({"chat_key": key, "current_alias": current, "sessions": sessions}))
+        eq(mem.chats.aliases("web", "u9"), (current, want), "read: %r" % sessions[:4])
+        with open(path) as f:
+            eq(json.loads(f.read()), {"chat_key": key, "current_alias": current, "sessions": want},
+               "written back: %r" % sessions[:4])
+    with open(path, "rb") as f:
+        raw = f.read()
+    with open(MAPS + "/" + chats.map_file("chat:web:other"), "wb") as f:
+        f.write(raw)
+    eq([(k, c) for k, c, _ in mem.chats.each()], [(key, "s05")], "the copy under another name is skipped")
+    eq(len(list(mem.chats.ids())), 32, "its ids once")
+    eq(mem.chats.names("chat:web:nomap:default_01"), False, "a chat without a map names no session")
+    mem.chats.session_id("web", "nomap")
+    eq(mem.chats.names("chat:web:nomap:default_01"), True, "its map, once made, names default_01")
+    dev.unmount()
+
+
 def test_a_map_with_a_stray_tail_is_read_as_esp_claw_reads_it():
     # ESP-Claw reads a map with cJSON_Parse over the file as a C string: the first value, the
     # rest (a stray byte, a torn second copy, anything after a NUL) ignored. Ours reads the

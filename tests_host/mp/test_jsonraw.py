@@ -10,6 +10,8 @@ def test_exact_int_is_exact_where_a_float32_is_not():
     eq(jsonraw.exact_int("1796081397E0"), 1796081397, "capital E")
     eq(jsonraw.exact_int("-42.9"), -42, "negative: the integer part")
     eq(jsonraw.exact_int("5e-3"), 0, "below one")
+    eq(jsonraw.exact_int("5e-1"), 0, "below one, its point just before its first digit")
+    eq(jsonraw.exact_int("-25e-2"), 0, "below one, negative")
     eq(jsonraw.exact_int("12e2"), 1200, "zeros added")
     for bad in ("", "-", "abc", "1.x", "1e", "1ee2", ".5"):
         eq(jsonraw.exact_int(bad), None, "not a number: %r" % bad)
@@ -29,6 +31,8 @@ def test_surrogates_joins_pairs_and_replaces_lone_halves():
     eq(jsonraw.surrogates(b'"\\ud83d"'), b'"\\ufffd"', "a lone high half")
     eq(jsonraw.surrogates('"\\\\ud83d"'), '"\\\\ud83d"', "an escaped backslash is no escape")
     eq(jsonraw.surrogates('"\\u00e9"'), '"\\u00e9"', "other escapes untouched")
+    eq(jsonraw.surrogates('"\\udc00\\udfff"'), '"\\ufffd\\ufffd"', "two low halves: no pair")
+    eq(jsonraw.json_value(b'{"a":"\\ude00\\ude00x"}'), {"a": "\ufffd\ufffdx"}, "and parsed")
     eq(jsonraw.surrogates("plain"), "plain", "nothing to do")
 
 
@@ -79,3 +83,15 @@ def test_every_reader_of_a_model_s_or_a_tool_s_json_takes_a_bomb_as_no_json():
     eq(out[1]["content"][0]["input"], {}, "no object: an empty one")
     eq(extract.parse_document(bomb), None, "the extraction's answer")
     del hog
+
+
+def test_json_value_reads_what_cjson_reads():
+    # A BOM before bytes, a key named twice in an object beside arrays of strings (its first
+    # value), a stray tail after leading whitespace or after text that is not ASCII.
+    eq(jsonraw.json_value(b'\xef\xbb\xbf{"a":1}'), {"a": 1}, "a BOM before bytes")
+    eq(jsonraw.json_value('\ufeff{"a":1}'), {"a": 1}, "a BOM before text")
+    eq(jsonraw.json_value(b'{"s":["x","y"],"k":["p","q"],"s":[]}'), {"s": ["x", "y"], "k": ["p", "q"]},
+       "a key named twice beside arrays of strings")
+    eq(jsonraw.json_value(b' \n {"a":[1]}x', True), {"a": [1]}, "leading whitespace, a stray tail")
+    eq(jsonraw.json_value('{"a":"\u00e9\u4e2d"}}x', True), {"a": "\u00e9\u4e2d"}, "text, not ASCII, a tail")
+    eq(jsonraw.json_value(b'{"a":"\xc3\xa9"}}x', True), {"a": "\u00e9"}, "bytes, not ASCII, a tail")

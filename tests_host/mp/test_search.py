@@ -164,6 +164,24 @@ def test_ties_go_to_the_newer_record_and_limit_holds():
 # -- what is searched -----------------------------------------------------------------------
 
 
+def test_ids_and_keys_of_tool_records_are_not_searched():
+    # A tool call's id and its result's tool_call_id (the same made-up token), and the keys
+    # of its arguments, say nothing of the call: none is found; the tool's name, its
+    # arguments' values and its result are.
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "how warm is it")])
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"callq7zx9","type":"function",'
+            '"function":{"name":"weather","arguments":"{\\"city\\":\\"Lisbon\\"}"}}]}')
+    res = '[{"role":"tool","tool_call_id":"callq7zx9","content":"sunny 24","is_error":false}]'
+    s.persist(SID, [(3, call, None), (4, res, None)])
+    s.persist(SID, [(2, None, "it is sunny")], turn_completed=True)
+    for word in ("callq7zx9", "city"):
+        eq(s.search(word, 5, [SID]), [], word + ": not searched")
+    eq(sorted(h["role"] for h in s.search("Lisbon weather sunny", 5, [SID])),
+       ["assistant", "assistant", "tool"], "the call, its result and the answer")
+    dev.unmount()
+
+
 def test_every_role_is_found_but_the_pending_turn():
     dev, s = _fresh()
     _turn(s, SID, 1)
@@ -278,6 +296,17 @@ def test_the_search_tool_s_own_calls_and_results_are_not_searched():
     eq([r for r, t in got if r == "tool" or r == "assistant" and "memory_search" in t], [],
        "no call or result of the search tool: %r" % got)
     eq(got[0], ("user", said), "the record that said it first")
+    dev.unmount()
+
+
+def test_a_session_no_chat_map_names_is_searched_again_by_its_file_name():
+    # Without a chat map a hit names its session by its log's file name (archived or not):
+    # that name, given back as the scope, searches that session, its archive included.
+    dev, s = _archive_run()
+    got = s.search("Hendrik boiler", 10)
+    eq({h["session"] for h in got}, {file_name(SID)}, "the file's name")
+    ok({h["archived"] for h in got} == {True, False}, "(in the archive and in the log)")
+    eq(s.search("Hendrik boiler", 10, [file_name(SID)]), got, "searched again by that name")
     dev.unmount()
 
 
@@ -482,7 +511,7 @@ def test_scopes_and_the_tool_never_cross_chats():
         req = Request("q", b1)  # no chat: its own session only
         okay, out = await tool.handler({"query": "Lena"}, req)
         eq([h["session"] for h in json.loads(out)["hits"]], [b1], "the request's session")
-        for bad in ("not json", '{"query":""}', '{"query":5}', '{"limit":3}', "[1]"):
+        for bad in ("not json", '{"query":""}', '{"query":" \\n "}', '{"query":5}', '{"limit":3}', "[1]"):
             okay, out = await tool.handler(bad, req)
             ok(not okay and not json.loads(out)["ok"], "rejected: %r" % bad)
         okay, out = await tool.handler('{"query":"Lena"}', Request("q"))
@@ -495,6 +524,27 @@ def test_scopes_and_the_tool_never_cross_chats():
         eq(json.loads(out)["hits"], [], "nothing matched: an empty list")
 
     return run()
+
+
+async def test_the_tools_hits_say_where_they_are_and_are_cut():
+    # memory_search's hits: "archived" as the search gives it (true for a turn compaction
+    # moved into the archive), a message's text cut to 480 characters.
+    import json
+
+    from claw_memory.chat_tools import SearchTool
+
+    dev, s = _archive_run()
+    long = "kumquat " + "x" * 900
+    s.persist(SID, [(1, None, long)])
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    tool = SearchTool(s, None)
+    okay, out = await tool.memory_search({"query": "Hendrik boiler", "limit": 10}, Request("q", SID))
+    want = [h["archived"] for h in s.search("Hendrik boiler", 10, [SID])]
+    ok(okay and True in want and False in want, "(hits in the archive and in the log)")
+    eq([h["archived"] for h in json.loads(out)["hits"]], want, "archived as the search says")
+    okay, out = await tool.memory_search({"query": "kumquat"}, Request("q", SID))
+    eq([h["text"] for h in json.loads(out)["hits"]], [long[:477] + "..."], "cut to 480 characters")
+    dev.unmount()
 
 
 def test_the_tool_searches_the_calling_agents_sessions_and_its_own():
@@ -540,6 +590,31 @@ def test_the_tool_searches_the_calling_agents_sessions_and_its_own():
            [(own, "my locker code is 4711")], "no chat: the request's session alone")
 
     return run()
+
+
+def test_a_tie_between_a_chats_sessions_goes_to_the_newer_however_far_into_the_older_log():
+    # The older session's record lies more than 64 KiB into its log (a log grows to 150 KiB
+    # before compaction): the newer session's record, at the start of its log, still comes
+    # first on a tie.
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    old = mem.chats.session_id("web", "eve")
+    pad = "filler " * 300
+    for i in range(36):
+        mem.sessions.persist(old, [(1, None, "chatter %d %s" % (i, pad))])
+        mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
+    said = "where did I park the red scooter"
+    mem.sessions.persist(old, [(1, None, said)])
+    mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
+    mem.session_command("web", "eve", "new trip")
+    new = mem.chats.session_id("web", "eve")
+    mem.sessions.persist(new, [(1, None, said)])
+    mem.sessions.persist(new, [(2, None, "fine")], turn_completed=True)
+    got = mem.search("red scooter park", 2, chat=("web", "eve"))
+    eq(got[0]["score"], got[1]["score"], "(a tie)")
+    ok(max(h["offset"] for h in got) > 1 << 16, "(the old one over 64 KiB into its log)")
+    eq([h["session"] for h in got], [new, old], "the newer session's first")
+    dev.unmount()
 
 
 def test_ties_between_a_chats_sessions_go_to_the_current_one():

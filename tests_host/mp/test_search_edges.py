@@ -76,6 +76,41 @@ def test_a_record_with_more_terms_than_a_block_takes():
     dev.unmount()
 
 
+def test_a_term_in_one_record_whose_posting_is_byte_127():
+    # A term said 4 times in record 31 alone: its one posting is the byte 127 (31 << 2 | 3),
+    # the largest a one-record term's posting ends on. The terms after it in its bucket (a
+    # block of few terms has one bucket) are read where they are.
+    def key(w):
+        return terms.index_hash(terms.terms(w)[0]) & 0x1FFFFF
+
+    words = ["kiwi", "pear", "fig", "lime", "plum"]
+    ok(any(key(w) > key("zebra") for w in words), "(a term after zebra in its bucket)")
+    dev, s = _fresh()
+    for n in range(21):
+        s.persist(SID, [(1, None, words[n - 16] if n > 15 else "plum")])
+        s.persist(SID, [(2, None, "zebra zebra zebra zebra" if n == 15 else "ok")], turn_completed=True)
+    s.close()
+    eq(_texts(s.search("zebra", 3, [SID])), [("assistant", "zebra zebra zebra zebra")], "zebra")
+    for w in words:
+        eq(_texts(s.search(w, 1, [SID])), [("user", w)], w)
+    dev.unmount()
+
+
+def test_a_log_holding_no_record_is_searched_again_without_error():
+    # Lines that are no record (another program's): the text index holds no block, its
+    # header alone; the next search, which brings it up to date, finds nothing, again.
+    dev, s = _fresh()
+    s.close()
+    log = s.path(SID)
+    with open(log, "wb") as f:
+        f.write(b'{"nonsense": true}\nnot json at all\n')
+    for n in range(2):
+        eq(Sessions(D).search("nonsense", 3), [], "search %d" % n)
+        with open(log + ".tix", "rb") as f:
+            eq(f.read(), tix.MAGIC, "search %d: an index of no block" % n)
+    dev.unmount()
+
+
 def test_a_block_holds_128_records():
     # 100 short turns: the first block takes exactly 128 records, the index stays whole.
     def word(n):
@@ -108,6 +143,34 @@ def test_a_word_across_a_1024_byte_piece_is_one_term():
     dev.unmount()
 
 
+def test_a_cjk_run_across_a_1024_byte_piece_is_cut_between_characters():
+    # A run with no separator is cut on a character boundary (byte 1024 falls inside the
+    # 342nd character): the next piece starts with that character, whose bigram is found;
+    # only the bigram across the cut is lost.
+    dev, s = _fresh()
+    body = "花" * 341 + "王医" + "花" * 400
+    s.persist(SID, [(1, None, body)])
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    eq([h["role"] for h in s.search("王医", 3, [SID])], ["user"], "scored from its text")
+    s.close()
+    eq([h["role"] for h in s.search("王医", 3, [SID])], ["user"], "indexed")
+    dev.unmount()
+
+
+def test_a_record_is_searched_by_its_first_8_kib():
+    # docs: a record's first TEXT_MAX (8,192) bytes are indexed and shown; a word after them
+    # is not found, whether the record is indexed or scored from its text.
+    dev, s = _fresh(max_message_chars=20000)
+    body = "lorem " * 1400 + "zeppelin"  # 8,400 bytes: zeppelin after the first 8 KiB
+    s.persist(SID, [(1, None, body + " museum")])
+    s.persist(SID, [(2, None, "ok")], turn_completed=True)
+    eq(s.search("zeppelin", 3, [SID]), [], "scored from its text")
+    s.close()
+    eq(s.search("zeppelin", 3, [SID]), [], "indexed")
+    eq([h["role"] for h in s.search("lorem", 3, [SID])], ["user"], "its first 8 KiB are")
+    dev.unmount()
+
+
 def test_a_term_counts_at_most_four_times_indexed_or_not():
     dev, s = _fresh()
     docs = ["kiwi kiwi kiwi kiwi kiwi kiwi kiwi and a plum", "one kiwi here",
@@ -121,6 +184,27 @@ def test_a_term_counts_at_most_four_times_indexed_or_not():
     eq(sorted(((h["score"], h["text"]) for h in s.search("kiwi plum", 10)), reverse=True), want, "tail")
     s.close()
     eq(sorted(((h["score"], h["text"]) for h in s.search("kiwi plum", 10)), reverse=True), want, "indexed")
+    dev.unmount()
+
+
+def test_long_records_add_their_length_to_the_mean_as_counted():
+    # A record of 300 terms keeps its length in one byte (quant: 32 steps a doubling over
+    # 128); a block's sum of lengths adds the lengths back (unquant), so the mean length, and
+    # every score, stay BM25's within that step.
+    dev, s = _fresh()
+    texts = []
+    for t in (" ".join("w%d" % i for i in range(300)), "kiwi tart", "the kiwi orchard by the river"):
+        s.persist(SID, [(1, None, t)])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+        texts += [t, "ok"]
+    s.close()
+    eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "(all indexed)")
+    want = _bm25(texts, "kiwi")
+    got = s.search("kiwi", 5, [SID])
+    eq(len(got), 2, "both kiwi records")
+    for h in got:
+        w = want[texts.index(h["text"])]
+        ok(abs(h["score"] - w) < 0.002 * w, "%r: %r, BM25 %r" % (h["text"], h["score"], w))
     dev.unmount()
 
 
@@ -181,6 +265,27 @@ def test_an_index_whose_log_was_rewritten_in_place_is_rebuilt():
     dev.unmount()
 
 
+def test_an_open_session_whose_log_was_rewritten_in_place_is_reindexed():
+    # The same rewrite, but the session is open in the Sessions that searches (its history
+    # read first): the index is still compared with the log before it is trusted.
+    dev, s = _fresh()
+    _turn(s, SID, 1, tool=False)
+    s.persist(SID, [(1, None, "the kiwi orchard")])
+    s.persist(SID, [(2, None, "noted kiwi")], turn_completed=True)
+    s.close()
+    log = s.path(SID)
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(log, "wb") as f:
+        f.write(data.replace(b"kiwi", b"plum"))
+    s2 = Sessions(D)
+    ok(any("plum" in str(m) for m in s2.messages(SID)), "(open: the new words read)")
+    eq(sorted(_texts(s2.search("plum", 3, [SID]))),
+       [("assistant", "noted plum"), ("user", "the plum orchard")], "the new words")
+    eq(s2.search("kiwi", 3, [SID]), [], "not the old ones")
+    dev.unmount()
+
+
 def test_a_query_uses_its_first_16_terms():
     dev, s = _fresh()
     _turn(s, SID, 1)
@@ -188,6 +293,9 @@ def test_a_query_uses_its_first_16_terms():
     eq(len(set(terms.terms(" ".join(absent)))), 16, "(16 distinct terms)")
     eq(s.search(" ".join(absent[:15] + ["boiler"]), 3), s.search("boiler", 3), "the 16th term counts")
     eq(s.search(" ".join(absent + ["boiler"]), 3), [], "the 17th does not")
+    # a word said again is one term: 20 repeats take one of the 16, not all of them
+    eq(s.search(" ".join(["zzaa"] * 20 + ["boiler"]), 3), s.search("boiler", 3),
+       "repeats count once")
     dev.unmount()
 
 
@@ -267,6 +375,26 @@ def _fnv1a(b):
     return h
 
 
+def test_a_short_block_before_a_long_record_probes_within_its_range():
+    # A record with more terms than a block takes ends the block before it early: that block
+    # (a few short records, under 256 bytes) still probes only the bytes of its own range.
+    dev, s = _fresh()
+    for n in range(2):
+        s.persist(SID, [(1, None, "kiwi %d " % n + "番茄" * 2100)])
+        s.persist(SID, [(2, None, "ok")], turn_completed=True)
+        if not n:
+            _turn(s, SID, 1, tool=False)
+    s.close()
+    with open(s.path(SID), "rb") as f:
+        data = f.read()
+    blks = tix.blocks(s.path(SID) + ".tix")[0]
+    ok(any(0 < b.start and b.end - b.start < 256 for b in blks), "(a short block after the first)")
+    for b in blks:
+        eq(b.probe, _fnv1a(data[max(b.start, b.end - 256) : b.end]) & 0x3FFFFFFF,
+           "the probe of [%d, %d)" % (b.start, b.end))
+    dev.unmount()
+
+
 def test_block_headers_name_their_range_and_probe_as_documented():
     # docs/FORMAT.md: blocks cover the log back to back from 0 to its end; a block's probe is
     # the FNV-1a of the file's 16 << span bytes before its end (span 4: 256; within the
@@ -297,6 +425,30 @@ def test_block_headers_name_their_range_and_probe_as_documented():
     ok(len(ranges) >= 2, "(appended in steps)")
     eq([r[0] for r in ranges], [0] + [r[1] for r in ranges[:-1]], "back to back")
     eq(ranges[-1][1], len(data), "to the log's end")
+    dev.unmount()
+
+
+def test_records_moved_by_a_byte_under_an_index_are_found_where_they_are():
+    # Another program rewrites the log: one record a byte longer, a later one a byte shorter
+    # (the same size, the same last bytes: the probe matches). The records between moved by
+    # one byte; what the index names there is no whole line, so the index is written again
+    # and the hit's offset is where its record now is.
+    dev, s = _fresh()
+    for n in range(8):
+        _turn(s, SID, n, tool=False)
+    s.close()
+    log = s.path(SID)
+    with open(log, "rb") as f:
+        data = f.read()
+    new = data.replace(b'"noted 0"', b'"noted 00"').replace(b'"noted 3"', b'"noted3"')
+    eq((len(new), new[-300:]), (len(data), data[-300:]), "(same size, same last bytes)")
+    with open(log, "wb") as f:
+        f.write(new)
+    got = Sessions(D).search("Hendrik boiler", 1, [SID])
+    eq(_texts(got)[0][1][:7], "turn 1:", "found")
+    with open(log, "rb") as f:
+        f.seek(got[0]["offset"])
+        ok(f.readline().startswith(b'{"role":"user","content":"turn 1:'), "at its offset")
     dev.unmount()
 
 
@@ -364,6 +516,58 @@ def test_an_index_of_16_byte_probes_is_read_as_it_is():
     s = Sessions(D)
     s.search("boiler", 1)
     eq([b.span for b in tix.blocks(log + ".tix")[0]], [4], "rebuilt")
+    dev.unmount()
+
+
+def test_an_index_whose_block_header_cannot_be_is_written_again():
+    # A block naming no record, a range that ends before it starts, or a body too short for
+    # its lengths, bucket directory and record table (the file ending there): not an index,
+    # whichever program wrote it; a search writes it again and finds what the log holds.
+    import struct
+
+    for what in ("no record", "start after end", "body too short"):
+        dev, s = _fresh()
+        _turn(s, SID, 1)
+        s.close()
+        log = s.path(SID)
+        with open(log + ".tix", "rb") as f:
+            raw = bytearray(f.read())
+        b = tix.Block(bytes(raw[8:32]), 8)
+        eq(b.next(), len(raw), "(one block)")
+        if what == "no record":
+            raw[8 + 3] = 0
+        elif what == "start after end":
+            struct.pack_into("<I", raw, 8 + 8, b.end + 1)
+        else:
+            short = b.posts - 8 - 24 + 2 * b.n  # (a record table needs 3 bytes a record)
+            struct.pack_into("<H", raw, 8 + 6, short)
+            raw = raw[: 8 + 24 + short]
+        with open(log + ".tix", "wb") as f:
+            f.write(raw)
+        eq(tix.blocks(log + ".tix"), (None, 0), what + ": not an index")
+        eq(_texts(Sessions(D).search("boiler Hendrik", 1))[0][1][:7], "turn 1:", what + ": found")
+        eq(_covers(log), fsutil.size(log), what + ": written again")
+        dev.unmount()
+
+
+def test_an_index_cut_inside_a_block_header_is_written_again():
+    # A cut while a block was appended, inside its 24-byte header: the index is torn, so the
+    # next catch-up writes it again (never appends after the torn bytes).
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    s.close()
+    log = s.path(SID)
+    with open(log + ".tix", "rb") as f:
+        raw = f.read()
+    with open(log + ".tix", "ab") as f:
+        f.write(raw[8:18])  # the first 10 bytes of a block header
+    eq(tix.blocks(log + ".tix"), (None, 0), "torn: not an index")
+    s = Sessions(D)
+    _turn(s, SID, 7)
+    s.close()
+    eq(_covers(log), fsutil.size(log), "a whole index after the catch-up")
+    eq(_texts(s.search("Hendrik", 1))[0][1][:7], "turn 1:", "the old turn found")
+    eq(_texts(s.search("Lisbon", 1))[0][1][:7], "turn 7:", "the new one found")
     dev.unmount()
 
 
@@ -803,4 +1007,97 @@ def test_a_record_over_16_kib_is_searched_from_the_start_of_its_text():
     ok(got[0]["text"].startswith('Line one\n"quoted" zebra lorem'), repr(got[0]["text"][:40]))
     eq(len(got[0]["text"]), 4096, "cut to max_message_chars")
     eq(s.search("role tool_call_id", 3, [SID]), [], "its JSON keys are not its text")
+    dev.unmount()
+
+
+@heap("16M")  # four 2 MiB simulated flashes
+def test_a_deletion_of_an_archive_only_session_failing_midway_is_finished_by_the_next_use():
+    # ESP-Claw removed the session's log (its archive segments stay, ours): /session delete
+    # then has only the segments to remove, under the same journal. A removal that fails
+    # (EIO) halfway is finished by the next use, whichever removal it was.
+    real = fsutil.remove
+    for fail in (1, 3, 5, 7):
+        dev, s = _archive_run()
+        name = file_name(SID)
+        s.close()
+        for suffix in ("", ".idx", ".tix", ".pending"):
+            real(D + "/" + name + suffix)
+        ok(arc.segments(D, name), "(its segments stay)")
+        calls = [0]
+
+        def failing(path):
+            calls[0] += 1
+            if calls[0] == fail:
+                raise OSError(5, "EIO")
+            return real(path)
+
+        s = Sessions(D)
+        fsutil.remove = failing
+        try:
+            try:
+                s.delete(SID)
+            except OSError:
+                pass
+        finally:
+            fsutil.remove = real
+        ok(calls[0] >= fail, "remove %d: the failure happened" % fail)
+        eq(s.page(SID, 0, 5)["total"], 0, "remove %d: nothing of it to page" % fail)
+        eq([n for n in os.listdir(D) if n.startswith(name[:-4]) or n == ".deleting"], [],
+           "remove %d: none of its files left" % fail)
+        eq([e for e in arc.read(D) if e[3] == name], [], "remove %d: nor a catalog entry" % fail)
+        dev.unmount()
+
+
+def test_an_archiving_journal_that_names_no_compaction_removes_nothing():
+    # A journal cut while its first line was written (no newline: the number may be cut
+    # short), or whose number is not one, names no compaction: it goes, and every segment
+    # stays, the one whose number it seems to name too.
+    dev, s = _archive_run()
+    name = file_name(SID)
+    s.close()
+    segs = arc.segments(D, name)
+    ok(segs, "(archived)")
+    want = s.search("Hendrik boiler", 10, [SID])
+    for journal in (b"%s %d" % (name.encode(), segs[0][0]), b"%s x%d\n" % (name.encode(), segs[0][0])):
+        with open(D + "/.archiving", "wb") as f:
+            f.write(journal)
+        s = Sessions(D)
+        eq(s.search("Hendrik boiler", 10, [SID]), want, "%r: the same hits" % journal)
+        ok(not fsutil.exists(D + "/.archiving"), "%r: the journal gone" % journal)
+        eq(arc.segments(D, name), segs, "%r: every segment" % journal)
+        ok(all(fsutil.exists(p) and fsutil.exists(p + ".tix") for _, p, _ in segs), "%r: their files" % journal)
+    dev.unmount()
+
+
+def test_a_catalog_line_with_another_field_is_damaged():
+    # docs/FORMAT.md: a catalog line has four fields and a print; a line with more is damaged
+    # (its segment is not listed), the others are read.
+    dev, s = _fresh()
+    s.close()
+    name = file_name(SID)
+    with open(D + "/archive.list", "wb") as f:
+        f.write(b"CARC 1\n3 100 0 %s 0000abcd\n4 200 0 %s 0000abcd extra\n5 300 0 %s\n"
+                % (name.encode(), name.encode(), name.encode()))
+    eq([(e[0], e[1], e[5]) for e in arc.read(D)], [(3, 100, (0xABCD,)), (5, 300, ())], "lines 3 and 5")
+    dev.unmount()
+
+
+def test_segments_of_a_catalog_written_before_prints_stay_their_logs():
+    # docs/FORMAT.md: a catalog line without a print (written before prints existed) names a
+    # segment that is always its log's: it is searched and kept, not taken for another log's.
+    dev, s = _archive_run()
+    name = file_name(SID)
+    s.close()
+    want = s.search("Hendrik boiler", 10, [SID])
+    ok(True in [h["archived"] for h in want], "(archived hits)")
+    with open(D + "/archive.list", "rb") as f:
+        lines = f.read().split(b"\n")
+    with open(D + "/archive.list", "wb") as f:
+        f.write(b"\n".join(b" ".join(ln.split(b" ")[:4]) if ln[:1] != b"C" else ln for ln in lines))
+    segs = [(n, p) for n, p, _ in arc.segments(D, name)]
+    ok(segs and all(not e[5] for e in arc.read(D)), "(no prints)")
+    s = Sessions(D)
+    eq(s.search("Hendrik boiler", 10, [SID]), want, "the same hits, the archived ones too")
+    eq([(n, p) for n, p, _ in arc.segments(D, name)], segs, "every segment listed")
+    ok(all(fsutil.exists(p) for _, p in segs), "and kept")
     dev.unmount()

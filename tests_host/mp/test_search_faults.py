@@ -465,3 +465,81 @@ def test_the_tool_answers_on_a_full_flash():
         ok(res["hits"] and "boiler" in res["hits"][0]["text"], out)
 
     return run()
+
+
+def test_a_file_left_out_in_the_first_pass_leaves_the_others_term_counts_whole():
+    # U1's last turn is not indexed yet: its record is scored from its text, with a count per
+    # query term. U2, listed after it, cannot be read: what the first pass took back of U2 is
+    # U2's alone, so U1's record keeps both terms and is still the best hit.
+    dev = mount("lfs2", "/flash", blocks=256)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for n in range(8):
+        s.persist(U1, [(1, None, "plum number %d" % n)])
+        s.persist(U1, [(2, None, "kiwi noted")], turn_completed=True)
+    for n in range(12):
+        s.persist(U1, [(1, None, "kiwi again %d" % n)])
+        s.persist(U1, [(2, None, "kiwi ok")], turn_completed=True)
+    turn(s, U2, 1)
+    s.close()
+    s = Sessions(D)
+    s.persist(U1, [(1, None, "the kiwi and the plum")])
+    s.persist(U1, [(2, None, "ok")], turn_completed=True)
+    eq([h["text"] for h in s.search("kiwi plum", 1, [U1, U2])], ["the kiwi and the plum"], "no fault")
+    skipped = []
+    with _Flaky("_u2_") as fl:
+        got = s.search("kiwi plum", 1, [U1, U2], skipped)
+    ok(fl.seen >= 1, "the fault fired")
+    eq([h["text"] for h in got], ["the kiwi and the plum"], "U1's best record, both terms counted")
+    eq(skipped, [U2], "U2 reported")
+    dev.unmount()
+
+
+def test_a_session_removed_during_a_search_is_not_reported_unreadable():
+    # U2's files go between the first pass and the candidates' reading (another task deleted
+    # the session): "not found" is no fault, the query runs again without it, and U2 is not
+    # reported as a session that could not be read.
+    dev, s = _root()
+    seen = [0]
+
+    def vanishing(path, mode="r"):
+        if isinstance(path, str) and "_u2_" in path and path.endswith(".log"):
+            seen[0] += 1
+            if seen[0] == 2:
+                for suffix in ("", ".idx", ".tix"):
+                    fsutil.remove(path + suffix)
+        return open(path, mode)
+
+    fsutil.open = search_mod.open = hits_mod.open = vanishing
+    try:
+        skipped = []
+        got = Sessions(D).search("boiler", 5, [U1, U2], skipped)
+    finally:
+        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
+    ok(seen[0] >= 2, "(removed in the candidates' pass)")
+    eq(([h["session"] for h in got], skipped), ([U1], []), "U1's hit; U2 gone, not unreadable")
+    dev.unmount()
+
+
+@heap("16M")
+def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_theirs():
+    # U1's "kiwi" postings (its user records: even ordinals) pass the pool; reading them
+    # again fails. The second pass scores again without U1: U2's block, after U1's, is scored
+    # from its own matches (its best kiwi record is its second, an odd ordinal), not from
+    # U1's; the answer is full, so it is not run again (which would hide a wrong score).
+    dev = mount("lfs2", "/flash", blocks=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for n in range(1200):
+        s.persist(U1, [(1, None, "kiwi n%d" % n)])
+        s.persist(U1, [(2, None, "noted")], turn_completed=True)
+    s.persist(U2, [(1, None, "kiwi alpha beta gamma")])
+    s.persist(U2, [(2, None, "kiwi kiwi kiwi kiwi")], turn_completed=True)
+    s.close()
+    skipped = []
+    with _Flaky("_u1_", ".tix", first=2) as fl:
+        got = Sessions(D).search("kiwi", 1, [U1, U2], skipped)
+    ok(fl.seen >= 2, "the fault fired in the second pass")
+    eq([h["text"] for h in got], ["kiwi kiwi kiwi kiwi"], "U2's best hit")
+    eq(skipped, [U1], "U1 reported")
+    dev.unmount()

@@ -228,6 +228,83 @@ def test_a_blocked_session_whose_deletion_was_cut_is_not_refused():
     dev.unmount()
 
 
+def test_a_deletion_journal_naming_no_log_removes_nothing():
+    # A journal that names no session log (cut while written, or put there by someone else):
+    # dropped, and no file outside the sessions folder, nor any session, is touched.
+    dev = _fresh()
+    s = Sessions(D)
+    s.persist("k", [(1, None, "kept")])
+    s.close()
+    _write("/flash/keep", b"not a session")
+    for name in (b"../keep", b"s_" + s.path("k").rsplit("/s_", 1)[1][:6].encode()):
+        _write(D + "/.deleting", name)
+        s = Sessions(D)
+        eq([m["content"] for m in s.messages("k")], ["kept"], "%r: the session stays" % name)
+        ok(not fsutil.exists(D + "/.deleting"), "%r: the journal dropped" % name)
+        s.close()
+    eq(_read("/flash/keep"), b"not a session", "the file outside the folder stays")
+    dev.unmount()
+
+
+def test_a_named_session_with_only_its_pending_first_turn_is_listed_once():
+    # A chat's session whose first turn is not completed has its pending file alone: list()
+    # gives it once, with the id its chat map gives it.
+    from claw_memory.session import file_name
+
+    dev = _fresh()
+    mem = claw_memory.open("/flash", extract=False)
+    sid = mem.chats.session_id(CH, CHAT)
+    mem.sessions.persist(sid, [(1, None, "first words")])
+    mem.close()
+    ok(not fsutil.exists(D + "/" + file_name(sid)), "(no log yet)")
+    ok(fsutil.exists(D + "/" + file_name(sid) + ".pending"), "(its pending file)")
+    mem = claw_memory.open("/flash", extract=False)
+    rows = [r for r in mem.sessions.list() if r["file"] == file_name(sid)]
+    eq([(r["id"], r["pending"]) for r in rows], [(sid, 1)], "once, with its id")
+    dev.unmount()
+
+
+def test_deleting_a_session_with_only_a_pending_turn_failing_midway_is_finished():
+    # A session whose first turn is not completed (its pending file alone) is deleted under
+    # the deletion journal too: a removal failing (EIO) anywhere is finished by the next
+    # use, and the turn does not come back.
+    real = fsutil.remove
+    fail = 1
+    while True:
+        dev = _fresh()
+        s = Sessions(D)
+        s.persist("p", [(1, None, "a first question")])
+        s.close()
+        ok(fsutil.exists(s.path("p") + ".pending") and not fsutil.exists(s.path("p")), "(pending alone)")
+        calls = [0]
+
+        def failing(path):
+            calls[0] += 1
+            if calls[0] == fail:
+                raise OSError(5, "EIO")
+            return real(path)
+
+        s = Sessions(D)
+        fsutil.remove = failing
+        try:
+            try:
+                s.delete("p")
+            except OSError:
+                pass
+        finally:
+            fsutil.remove = real
+        if calls[0] < fail:
+            dev.unmount()
+            break
+        s = Sessions(D)
+        eq(s.messages("p"), [], "remove %d: the turn does not come back" % fail)
+        eq(s.stat("p")["records"], 0, "remove %d: nothing of it" % fail)
+        eq(os.listdir(D), [], "remove %d: no file left" % fail)
+        dev.unmount()
+        fail += 1
+    ok(fail > 3, "(removals failed one by one)")
+
+
 async def test_over_long_ids_get_clear_answers():
     dev = _fresh()
     mem = claw_memory.open("/flash", extract=False)
