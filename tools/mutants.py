@@ -1583,7 +1583,7 @@ MUTANTS = [
     ('session/listing', '                keys.append(fmt_.name_key(log))\n            yield from _files_of(sessions, sid, log, segs)\n        keys.sort()', '                keys.append(fmt_.name_key(log))\n            yield from _files_of(sessions, sid, log, segs)\n',
      'whole-root search: named keys not sorted (binary search misses: duplicate files)'),
     ('session/deletion', '    found = (fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)\n             or bool(segments(directory, log.rsplit("/", 1)[-1])))', '    found = (fsutil.exists(log) or fsutil.exists(log + fmt_.PEND))',
-     'an archive-only session is deleted without a journal'),
+     'an archive-only session is deleted without a journal', 'equivalent: the segments of a log that is gone are no one\'s: the next read of the catalog (heads.attached) removes them, so such a deletion cut midway finishes without the journal'),
     ('session/deletion', '    found = (fsutil.exists(log) or fsutil.exists(log + fmt_.PEND)\n', '    found = (fsutil.exists(log)\n',
      'a pending-only session is deleted without a journal'),
     ('session/deletion', '    done = fmt_.is_log_name(name)', '    done = bool(name)',

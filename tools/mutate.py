@@ -57,7 +57,7 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
 _SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
-           _MP + "test_search_faults.py",
+           _MP + "test_search_faults.py", "tests_host/test_text_cpython.py",
            _MP + "test_provenance.py",
            "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
@@ -97,14 +97,15 @@ TESTS = {
              "tests_host/test_text_cpython.py", _MP + "test_prompt_values.py",
              _MP + "test_store_items.py", _MP + "test_store_labels.py", _MP + "test_inspect.py",
              "tests_host/test_cli_escapes.py"],
-    "jsontail": [_MP + "test_chats.py", "tests_host/test_text_cpython.py"],
+    "jsontail": [_MP + "test_chats.py", "tests_host/test_text_cpython.py", _MP + "test_jsonraw.py"],
     "jsonraw": [_MP + "test_jsonraw.py", _MP + "test_text.py", _MP + "test_session_records.py", "tests_host/test_text_cpython.py",
                 _MP + "test_chats.py", _MP + "test_store_items.py", _MP + "test_store_espclaw_files.py"],
     "item": [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
              _MP + "test_store_labels.py", _MP + "test_extract.py", _MP + "test_tools_edges.py",
              "tests_host/test_bundle_fields.py", _MP + "test_provenance.py", _MP + "test_undo.py"],
     "chat_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_corpus.py",
-                   _MP + "test_search.py", _MP + "test_search_faults.py"] + _TRUST,
+                   _MP + "test_search.py", _MP + "test_search_faults.py",
+                   "tests_host/test_text_cpython.py"] + _TRUST,
     "wiring": [_MP + "test_search.py", _MP + "test_tools.py", _MP + "test_agent.py"],
     "memory_tools": [_MP + "test_tools.py", _MP + "test_tools_edges.py", _MP + "test_extract.py",
                      _MP + "test_corpus.py"] + _TRUST,
