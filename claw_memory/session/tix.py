@@ -235,16 +235,17 @@ class Block:
         """(lengths, bucket directory) as bytes; ValueError when the directory's end does
         not fit the block (a damaged index: derived, its callers make it again)."""
         raw = _read_at(f, self.pos + BH, self.posts - self.pos - BH)
-        end = struct.unpack_from("<H", raw, len(raw) - 2)[0]
-        if end > _POSTS_MAX or self.posts + end > self.next():
+        self.pend = struct.unpack_from("<H", raw, len(raw) - 2)[0]  # (where the postings end)
+        if self.pend > _POSTS_MAX or self.posts + self.pend > self.next():
             raise ValueError(_DAMAGED)
         return raw[: self.n], raw[self.n :]
 
     def bucket(self, d, h):
-        """(file position, length) of the bucket of hash `h` (`d`: the directory)."""
+        """(file position, length) of the bucket of hash `h` (`d`: the directory head()
+        returned)."""
         b = (h & _KEY) >> (21 - self.bits)
         a, z = struct.unpack_from("<HH", d, 2 * b)
-        if not a <= z <= struct.unpack_from("<H", d, len(d) - 2)[0]:
+        if not a <= z <= self.pend:
             raise ValueError(_DAMAGED)
         return self.posts + a, z - a
 
