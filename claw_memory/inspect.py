@@ -180,18 +180,23 @@ def _find(mem, session):
     return None, None
 
 
+def _unknown(m, session, rows):
+    # A session `_find` did not find, said: ValueError with `rows`, else printed; None
+    why = ("no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
+           if session is not None else "no sessions in %s yet" % m.layout.root)
+    if rows:
+        raise ValueError(why)
+    print(why)
+    return None
+
+
 def history(session=None, n=10, root=None, rows=False, mem=None):
     """The last `n` messages (0: all) of a session, given by id or file name; without one,
     of the session the next request goes to (the chat maps say which). An unknown session is reported (ValueError with `rows=True`)."""
     m = _mem(root, mem)
     f, sid = _find(m, session)
     if f is None:
-        why = ("no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
-               if session is not None else "no sessions in %s yet" % m.layout.root)
-        if rows:
-            raise ValueError(why)
-        print(why)
-        return None
+        return _unknown(m, session, rows)
     msgs = m.sessions.tail(None, n, backend="", file=f) if n else m.sessions.messages(
         None, backend="", file=f, tokens=0)
     out = [messages.display(x) for x in msgs]
@@ -252,11 +257,7 @@ def search(query, limit=5, session=None, root=None, rows=False, mem=None):
     first: the whole data root, or one session's (`session`: its id or file name)."""
     m = _mem(root, mem)
     if session is not None and _find(m, session)[0] is None:
-        why = "no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
-        if rows:
-            raise ValueError(why)
-        print(why)
-        return None
+        return _unknown(m, session, rows)
     out = []
     for h in m.search(query, limit, session=session):
         out.append({"session": h["session"], "role": h["role"], "archived": h["archived"],
@@ -365,11 +366,7 @@ def context(session=None, system_prompt="", backend="openai", root=None, rows=Fa
     m = _mem(root, mem)
     f, sid = _find(m, session)
     if session is not None and f is None:
-        why = "no session %r in %s (inspect.sessions() lists them)" % (session, m.layout.root)
-        if rows:
-            raise ValueError(why)
-        print(why)
-        return None
+        return _unknown(m, session, rows)
     parts = (sid or "").split(":")
     channel, chat = (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == "chat" else (None, None)
     req = Request(message or "", sid, channel, chat)

@@ -2,7 +2,7 @@
 ranked, with scores) and `claw-memory search` (the session history's records, archives
 included, that best match a query)."""
 
-from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, table
+from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, no_session, table
 
 
 def register(sub, root_args, with_copy):
@@ -57,9 +57,7 @@ def register_search(sub, root_args, with_copy):
             except ValueError as e:
                 if not str(e).startswith("no session"):
                     raise CliError(str(e), EXIT_USAGE)
-                # (an unknown session: said with the user's path and command, as context)
-                raise CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
-                    args.session, where, args.root or "-p %s" % args.port))
+                raise no_session(args, where)
             if args.json:
                 emit_json({"root": where, "query": args.query, "session": args.session,
                            "hits": rows})

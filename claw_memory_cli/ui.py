@@ -26,6 +26,13 @@ class CliError(Exception):
         self.code = code
 
 
+def no_session(args, where):
+    """The CliError of a --session the data root does not have, said with the user's path
+    and command (the library's message names its REPL helper)."""
+    return CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
+        args.session, where, args.root or "-p %s" % args.port))
+
+
 def plural(n, word, many=None):
     """`1 session`, `2 sessions` (`many`: the plural when it is not word + "s")."""
     return "%d %s" % (n, word if n == 1 else many or word + "s")

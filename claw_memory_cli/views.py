@@ -8,7 +8,7 @@ from claw_memory import messages
 from claw_memory.text import shown
 
 from . import board, check, roots, ui
-from .ui import EXIT_OK, CliError, emit_json, json_safe, table
+from .ui import EXIT_OK, CliError, emit_json, json_safe, no_session, table
 
 
 # A new root, on a board as on a folder (cmd_init): FULL with the store opened, which writes
@@ -141,9 +141,8 @@ def cmd_context(args):
         try:
             ctx = insp.context(args.session, system, args.backend, rows=True, mem=mem,
                                message=args.message)
-        except ValueError:  # an unknown session: said with the user's path and command
-            raise CliError("no session %r in %s (`claw-memory inspect %s` lists them)" % (
-                args.session, where, args.root or "-p %s" % args.port))
+        except ValueError:  # an unknown session
+            raise no_session(args, where)
         if args.request:
             tools = mem.tools()
             body = request_body(args.backend, ctx["system"], ctx["messages"], tools)

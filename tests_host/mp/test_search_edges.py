@@ -4,6 +4,7 @@
 # damaged lines, another program's rewrites under the index, the archive's bound.
 import os
 
+from faults import failing_remove
 from mptest import eq, heap, ok
 from search_cases import D, SID
 from search_cases import archive_run as _archive_run
@@ -247,43 +248,27 @@ def test_the_index_covers_the_log_after_close_and_a_search_catch_up():
 
 def test_an_index_whose_log_was_rewritten_in_place_is_rebuilt():
     # Another program rewrites the log with records at the same places but other words (the
-    # last 16 bytes the probe hashes change): the index is written again, the new words found.
-    dev, s = _fresh()
-    _turn(s, SID, 1, tool=False)
-    s.persist(SID, [(1, None, "the kiwi orchard")])
-    s.persist(SID, [(2, None, "noted kiwi")], turn_completed=True)
-    s.close()
-    log = s.path(SID)
-    with open(log, "rb") as f:
-        data = f.read()
-    with open(log, "wb") as f:
-        f.write(data.replace(b"kiwi", b"plum"))
-    s2 = Sessions(D)
-    eq(sorted(_texts(s2.search("plum", 3, [SID]))),
-       [("assistant", "noted plum"), ("user", "the plum orchard")], "the new words")
-    eq(s2.search("kiwi", 3, [SID]), [], "not the old ones")
-    dev.unmount()
-
-
-def test_an_open_session_whose_log_was_rewritten_in_place_is_reindexed():
-    # The same rewrite, but the session is open in the Sessions that searches (its history
-    # read first): the index is still compared with the log before it is trusted.
-    dev, s = _fresh()
-    _turn(s, SID, 1, tool=False)
-    s.persist(SID, [(1, None, "the kiwi orchard")])
-    s.persist(SID, [(2, None, "noted kiwi")], turn_completed=True)
-    s.close()
-    log = s.path(SID)
-    with open(log, "rb") as f:
-        data = f.read()
-    with open(log, "wb") as f:
-        f.write(data.replace(b"kiwi", b"plum"))
-    s2 = Sessions(D)
-    ok(any("plum" in str(m) for m in s2.messages(SID)), "(open: the new words read)")
-    eq(sorted(_texts(s2.search("plum", 3, [SID]))),
-       [("assistant", "noted plum"), ("user", "the plum orchard")], "the new words")
-    eq(s2.search("kiwi", 3, [SID]), [], "not the old ones")
-    dev.unmount()
+    # last 16 bytes the probe hashes change): the index is written again, the new words found;
+    # also when the session is open in the Sessions that searches (its history read first):
+    # the index is still compared with the log before it is trusted.
+    for opened in (False, True):
+        dev, s = _fresh()
+        _turn(s, SID, 1, tool=False)
+        s.persist(SID, [(1, None, "the kiwi orchard")])
+        s.persist(SID, [(2, None, "noted kiwi")], turn_completed=True)
+        s.close()
+        log = s.path(SID)
+        with open(log, "rb") as f:
+            data = f.read()
+        with open(log, "wb") as f:
+            f.write(data.replace(b"kiwi", b"plum"))
+        s2 = Sessions(D)
+        if opened:
+            ok(any("plum" in str(m) for m in s2.messages(SID)), "(open: the new words read)")
+        eq(sorted(_texts(s2.search("plum", 3, [SID]))),
+           [("assistant", "noted plum"), ("user", "the plum orchard")], "the new words")
+        eq(s2.search("kiwi", 3, [SID]), [], "not the old ones")
+        dev.unmount()
 
 
 def test_a_query_uses_its_first_16_terms():
@@ -1015,32 +1000,16 @@ def test_a_deletion_of_an_archive_only_session_failing_midway_is_finished_by_the
     # ESP-Claw removed the session's log (its archive segments stay, ours): /session delete
     # then has only the segments to remove, under the same journal. A removal that fails
     # (EIO) halfway is finished by the next use, whichever removal it was.
-    real = fsutil.remove
     for fail in (1, 3, 5, 7):
         dev, s = _archive_run()
         name = file_name(SID)
         s.close()
         for suffix in ("", ".idx", ".tix", ".pending"):
-            real(D + "/" + name + suffix)
+            fsutil.remove(D + "/" + name + suffix)
         ok(arc.segments(D, name), "(its segments stay)")
-        calls = [0]
-
-        def failing(path):
-            calls[0] += 1
-            if calls[0] == fail:
-                raise OSError(5, "EIO")
-            return real(path)
-
         s = Sessions(D)
-        fsutil.remove = failing
-        try:
-            try:
-                s.delete(SID)
-            except OSError:
-                pass
-        finally:
-            fsutil.remove = real
-        ok(calls[0] >= fail, "remove %d: the failure happened" % fail)
+        calls = failing_remove(fail, lambda: s.delete(SID))
+        ok(calls >= fail, "remove %d: the failure happened" % fail)
         eq(s.page(SID, 0, 5)["total"], 0, "remove %d: nothing of it to page" % fail)
         eq([n for n in os.listdir(D) if n.startswith(name[:-4]) or n == ".deleting"], [],
            "remove %d: none of its files left" % fail)

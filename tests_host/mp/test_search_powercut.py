@@ -194,26 +194,38 @@ def _archived_session():
     ok(arc.segments(D, file_name(SID)), "the session has archive segments")
 
 
-def _whole_or_gone(config, torn):
+def _cut_each(config, torn, prepare, op, check):
+    # A session archived on `config` (then prepare(), which returns what check() compares
+    # with), `op` run once to count its program/erase operations, then cut at each of them
+    # (clean or torn) from that same image: op() cut, a reboot, check(n, reference). Returns
+    # the number of cuts.
     kind, bs, erase = cutmatrix.CONFIGS[config]
     from flashsim import mount
 
     dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
     _archived_session()
-    want = [(k, n) for k, n, w in _present(_open())]
+    ref = prepare()
     base = dev.image()
     ops0 = dev.ops
-    _open().sessions.delete(SID)
+    op()
     total = dev.ops - ops0
-    outcomes = set()
     for n in range(total):
         dev = dev.restore(base)
         dev.cut_power(n, torn)
         try:
-            _open().sessions.delete(SID)
+            op()
         except OSError:
             pass
         dev = dev.reboot()
+        check(n, ref)
+    dev.unmount()
+    return total
+
+
+def _whole_or_gone(config, torn):
+    outcomes = set()
+
+    def check(n, want):
         mem = _open()
         got = [(k, m) for k, m, w in _present(mem)]  # the first use finishes a deletion
         if got:
@@ -224,8 +236,10 @@ def _whole_or_gone(config, torn):
                "cut %d: gone, no file of it left" % n)
             eq(arc.read(D), [], "cut %d: nor a catalog entry" % n)
         outcomes.add(bool(got))
+
+    _cut_each(config, torn, lambda: [(k, n) for k, n, w in _present(_open())],
+              lambda: _open().sessions.delete(SID), check)
     eq(outcomes, {True, False}, "cuts before and after the deletion began")
-    dev.unmount()
 
 
 @timeout(900)
@@ -239,37 +253,20 @@ def _lowered(config, torn):
     # archive_limit lowered to 0 and the memory opened: every segment goes at its first use;
     # a cut anywhere leaves each segment listed and whole or gone, and the next first use
     # finishes (the log's records are untouched)
-    kind, bs, erase = cutmatrix.CONFIGS[config]
-    from flashsim import mount
-
-    dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
-    _archived_session()
-    logged = [(k, n) for k, n, w in _present(_open()) if w == "log"]
-
     def first_use():
         mem = claw_memory.open("/flash", extract=False, session_limit=LIMIT, archive_limit=0)
         return mem, mem.sessions.page(SID, 0, 5)
 
-    base = dev.image()
-    ops0 = dev.ops
-    first_use()
-    total = dev.ops - ops0
-    ok(total > 2, "dropping the segments writes")
-    for n in range(total):
-        dev = dev.restore(base)
-        dev.cut_power(n, torn)
-        try:
-            first_use()
-        except OSError:
-            pass
-        dev = dev.reboot()
-        mem = _open()
-        got = _present(mem)  # (segments listed: whole, the sizes their catalog names)
+    def check(n, logged):
+        got = _present(_open())  # (segments listed: whole, the sizes their catalog names)
         eq([(k, m) for k, m, w in got if w == "log"], logged, "cut %d: the log as it was" % n)
         mem, _ = first_use()
         eq([w for k, m, w in _present(mem) if w != "log"], [], "cut %d: then none left" % n)
         eq([x for x in os.listdir(D) if ".arc" in x], [], "cut %d: no segment file" % n)
-    dev.unmount()
+
+    total = _cut_each(config, torn, lambda: [(k, n) for k, n, w in _present(_open()) if w == "log"],
+                      first_use, check)
+    ok(total > 2, "dropping the segments writes")
     return total
 
 
@@ -281,33 +278,23 @@ def test_a_lowered_archive_limit_cut_anywhere_leaves_segments_whole_or_gone():
 
 
 def _rebuild_matrix(config, torn):
-    kind, bs, erase = cutmatrix.CONFIGS[config]
-    from flashsim import mount
-
-    dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
-    _archived_session()
     queries = [WORDS[n] for n in range(len(WORDS))]
-    mem = _open()
-    want = [mem.search(q, 5, session=SID) for q in queries]
-    for name in os.listdir(D):
-        if name.endswith(".tix"):
-            os.remove(D + "/" + name)
-    base = dev.image()
-    ops0 = dev.ops
-    _open().search("violin", 3, session=SID)  # writes every index again
-    total = dev.ops - ops0
-    ok(total > 5, "a rebuild writes")
-    for n in range(total):
-        dev = dev.restore(base)
-        dev.cut_power(n, torn)
-        try:
-            _open().search("violin", 3, session=SID)
-        except OSError:
-            pass
-        dev = dev.reboot()
+
+    def prepare():
+        mem = _open()
+        want = [mem.search(q, 5, session=SID) for q in queries]
+        for name in os.listdir(D):
+            if name.endswith(".tix"):
+                os.remove(D + "/" + name)
+        return want
+
+    def check(n, want):
         mem = _open()
         eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
-    dev.unmount()
+
+    # (the search writes every index again)
+    total = _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)
+    ok(total > 5, "a rebuild writes")
     return total
 
 

@@ -3,6 +3,7 @@
 import os
 import struct
 
+from faults import failing_remove
 from flashsim import mount
 from mptest import eq, ok, raises
 from scripted_llm import ScriptedLLM, call, say
@@ -268,7 +269,6 @@ def test_deleting_a_session_with_only_a_pending_turn_failing_midway_is_finished(
     # A session whose first turn is not completed (its pending file alone) is deleted under
     # the deletion journal too: a removal failing (EIO) anywhere is finished by the next
     # use, and the turn does not come back.
-    real = fsutil.remove
     fail = 1
     while True:
         dev = _fresh()
@@ -276,24 +276,9 @@ def test_deleting_a_session_with_only_a_pending_turn_failing_midway_is_finished(
         s.persist("p", [(1, None, "a first question")])
         s.close()
         ok(fsutil.exists(s.path("p") + ".pending") and not fsutil.exists(s.path("p")), "(pending alone)")
-        calls = [0]
-
-        def failing(path):
-            calls[0] += 1
-            if calls[0] == fail:
-                raise OSError(5, "EIO")
-            return real(path)
-
         s = Sessions(D)
-        fsutil.remove = failing
-        try:
-            try:
-                s.delete("p")
-            except OSError:
-                pass
-        finally:
-            fsutil.remove = real
-        if calls[0] < fail:
+        calls = failing_remove(fail, lambda: s.delete("p"))
+        if calls < fail:
             dev.unmount()
             break
         s = Sessions(D)

@@ -113,3 +113,27 @@ class _Os:
 
     def __getattr__(self, name):
         return getattr(os, name)
+
+
+def failing_remove(at, fn):
+    """Run fn() with the `at`-th call of fsutil.remove raising EIO (the OSError caught);
+    returns how many calls it made."""
+    from claw_memory import fsutil
+
+    real = fsutil.remove
+    calls = [0]
+
+    def failing(path):
+        calls[0] += 1
+        if calls[0] == at:
+            raise OSError(5, "EIO")
+        return real(path)
+
+    fsutil.remove = failing
+    try:
+        fn()
+    except OSError:
+        pass
+    finally:
+        fsutil.remove = real
+    return calls[0]
