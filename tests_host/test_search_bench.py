@@ -296,3 +296,13 @@ def test_cost_section_verdicts_name_the_index_share_of_each_layout():
     assert ok and "| board 15.0%, chats 12.0% | PASS |" in text
     ok, text = section(120000, 204000)
     assert not ok and "| board 12.0%, chats 20.4% | FAIL |" in text
+
+
+def test_the_stemmed_desktop_baseline_stems_drops_stop_words_and_zero_scores():
+    docs = [(("s", "user", t), t, i) for i, t in enumerate(
+        ["she runs marathons every spring", "the kettle is broken", "a parrot that talks"])]
+    desk = search_eval.StemmedBM25(docs)
+    assert desk.ranked("who was running a marathon?") == [docs[0][0]]  # (stems meet)
+    assert desk.ranked("the is a that") == []  # only stop words: nothing to look up
+    assert desk.ranked("zebra") == []
+    assert search_eval.StemmedBM25([]).ranked("kettle") == []

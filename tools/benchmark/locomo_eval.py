@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 
-from .search_eval import TOP, Desk, _Clock, metrics, word_tokens
+from .search_eval import TOP, Desk, StemmedBM25, _Clock, metrics, word_tokens
 
 K = 5
 # (the category numbers as the set has them, named as its paper names them)
@@ -63,27 +63,6 @@ def sessions_of(conv):
             out.append((n, conv["session_%d" % n]))
         n += 1
     return out
-
-
-class StemmedBM25:
-    """bm25s with English stop words and the Snowball stemmer over [(key, text, newer)]."""
-
-    def __init__(self, docs):
-        import bm25s
-        import Stemmer
-
-        self.bm25s = bm25s
-        self.stem = Stemmer.Stemmer("english")
-        self.docs = docs
-        self.bm = bm25s.BM25()
-        self.bm.index(self._tok([d[1] for d in docs]), show_progress=False)
-
-    def _tok(self, texts):
-        return self.bm25s.tokenize(texts, stopwords="en", stemmer=self.stem, show_progress=False)
-
-    def ranked(self, query, top=TOP):
-        ids, scores = self.bm.retrieve(self._tok([query]), k=min(top, len(self.docs)), show_progress=False)
-        return [self.docs[i][0] for i, s in zip(ids[0], scores[0]) if s > 0]
 
 
 def build(root, name, conv):

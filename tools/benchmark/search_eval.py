@@ -33,7 +33,7 @@ ARCHIVE_LIMIT = 1 << 20
 TOP = 10
 K = 5
 T0 = 1714000000
-SYSTEMS = ("ours", "rank-bm25", "rank-bm25 (words, CJK bigrams)")
+SYSTEMS = ("ours", "rank-bm25", "rank-bm25 (words, CJK bigrams)", "bm25s (stemmed, stop words)")
 TARGET = ("ours", "rank-bm25")
 
 
@@ -180,6 +180,37 @@ class Desk:
         return [self.docs[i][0] for i in order[:top]]
 
 
+class StemmedBM25:
+    """bm25s with English stop words and the Snowball stemmer (PyStemmer) over [(key, text,
+    newer)]: the desktop library a user would pick, with its own tokeniser."""
+
+    def __init__(self, docs):
+        import bm25s
+        import Stemmer
+
+        self.bm25s = bm25s
+        self.stem = Stemmer.Stemmer("english")
+        self.docs = docs
+        self.bm = None
+        if docs:
+            self.bm = bm25s.BM25()
+            self.bm.index(self._tok([d[1] for d in docs]), show_progress=False)
+
+    def _tok(self, texts):
+        return self.bm25s.tokenize(texts, stopwords="en", stemmer=self.stem, show_progress=False)
+
+    def ranked(self, query, top=TOP):
+        """Keys of the best documents, best first; only documents with a score above 0 (ties:
+        bm25s's order)."""
+        if self.bm is None:
+            return []
+        q = self._tok([query])
+        if not q.vocab:  # (only stop words: bm25s has nothing to look up)
+            return []
+        ids, scores = self.bm.retrieve(q, k=min(top, len(self.docs)), show_progress=False)
+        return [self.docs[i][0] for i, sc in zip(ids[0], scores[0]) if sc > 0]
+
+
 def metrics(ranked, gold, k=K):
     """(recall@1, recall@k, reciprocal rank within the top TOP) of a ranked list of keys."""
     g = set(map(tuple, gold))
@@ -283,7 +314,8 @@ def _score(mem, hs, ours, session_limit):
         scope = (q["scope"], tuple(q["chat"] or ()), q["session"])
         if (scope, name) not in desks:
             docs = [d for sid, ds in per_session.items() if _in_scope(q, sid) for d in ds]
-            desks[(scope, name)] = Desk(docs, word_tokens if name == SYSTEMS[2] else _tokens)
+            desks[(scope, name)] = (StemmedBM25(docs) if name == SYSTEMS[3]
+                                    else Desk(docs, word_tokens if name == SYSTEMS[2] else _tokens))
         return desks[(scope, name)]
 
     acc = Acc()

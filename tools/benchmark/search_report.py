@@ -25,7 +25,9 @@ def search_tables(res, out):
         "records, built through the public API with `session_limit=%d`%s. Ours: `mem.search` with the "
         "question's scope (a chat, a session or the whole root), on CPython; desktop BM25: rank-bm25's "
         "BM25Okapi over the visible texts of the records ours can see in that scope (logs and archives), "
-        "lower-cased whitespace tokens; the same with words and CJK bigrams for reference. recall@k: the "
+        "lower-cased whitespace tokens; the same with words and CJK bigrams for reference; bm25s with its "
+        "English stop words and Snowball stemmer (PyStemmer), the desktop library a user would pick, with "
+        "its own tokeniser. recall@k: the "
         "share of a question's gold records in the top k; MRR: 1 / the rank of the first one (top 10)."
         % (st["sessions"], st["chats"], st["turns"], st["records"], st["questions"],
            st["session_limit"],
