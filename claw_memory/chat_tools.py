@@ -19,6 +19,7 @@ _SESSION_SCHEMA = const('{"type":"object","properties":{"command":{"type":"strin
 _SEARCH_SCHEMA = const('{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer",'
                        '"minimum":1,"maximum":10}},"required":["query"]}')
 _SEARCH_LIMIT = const(10)
+_SEARCH = const("memory_search")
 _HIT_CHARS = const(480)  # characters of a message's text in a memory_search hit
 _INCOMPLETE = const("%d session(s) could not be read (a storage error): matching messages "
                    "there are missing from these hits")
@@ -28,10 +29,11 @@ INCOGNITO = ("This session is incognito: nothing of it is remembered or written.
              "user must switch to a normal session first (/session switch <name>).")
 
 
-def err(error, **extra):
+def err(error, action=None, **extra):
     """`{"ok":false,"error":...}` with ESP-Claw's optional keys, in its order. Text that
-    echoes the model's input is cut (an error must not carry a 70 KB label back)."""
-    out = ['{"ok":false,"error":%s' % dumps(error)]
+    echoes the model's input is cut (an error must not carry a 70 KB label back). `action`:
+    a tool of ours names itself, as its answers do (ESP-Claw's errors name none)."""
+    out = ['{"ok":false,%s"error":%s' % ('"action":"%s",' % action if action else "", dumps(error))]
     for k in ("message", "invalid_label", "available_summary_labels", "code"):
         if k == "available_summary_labels" and "available_json" in extra:
             out.append(',"available_summary_labels":' + extra["available_json"])  # JSON already
@@ -44,13 +46,13 @@ def err(error, **extra):
     return "".join(out)
 
 
-def failed(op, e, log=None):
+def failed(op, e, log=None, action=None):
     """ESP-Claw's `<op>_failed` envelope with an esp_err-style code; the error is logged."""
     note(log, "tool %s failed: %s" % (op, exc_text(e)))
     code = "ESP_ERR_NOT_FOUND" if isinstance(e, NotFound) else (
         "ESP_ERR_INVALID_ARG" if isinstance(e, ValueError) else
         "ESP_ERR_NO_MEM" if isinstance(e, MemoryError) else "ESP_FAIL")
-    return False, err(op + "_failed", code=code, message=str(e))
+    return False, err(op + "_failed", action, code=code, message=str(e))
 
 
 def args(raw):
@@ -63,15 +65,15 @@ def args(raw):
     return obj if isinstance(obj, dict) else None
 
 
-def required(raw, key, check, error):
+def required(raw, key, check, error, action=None):
     """(arguments, arguments[key], None) when `check` accepts the value, else (None, None,
     error envelope)."""
     a = args(raw)
     if a is None:
-        return None, None, err("invalid_json")
+        return None, None, err("invalid_json", action)
     value = a.get(key)
     if not check(value):
-        return None, None, err(error)
+        return None, None, err(error, action)
     return a, value, None
 
 
@@ -139,8 +141,9 @@ class SearchTool:
         self._log = log
 
     async def memory_search(self, raw, request=None):
+        # (each answer names the tool, its errors too: the history search leaves them out)
         a, query, error = required(raw, "query", lambda v: isinstance(v, str) and v.strip(),
-                                   "query is required")
+                                   "query is required", _SEARCH)
         if error:
             return False, error
         limit = a.get("limit")
@@ -163,12 +166,12 @@ class SearchTool:
                 prefix = ""
                 ids = (sid,)
             else:
-                return False, err("no_session", message="this request belongs to no session")
+                return False, err("no_session", _SEARCH, message="this request belongs to no session")
             skipped = []
             hits = self.sessions.search(query, limit, ids, skipped)
         except Exception as e:  # noqa: BLE001 -- never into the agent loop
-            return failed("memory_search", e, self._log)
-        out = ['{"ok":true,"action":"memory_search","changed":false,"hits":[']
+            return failed(_SEARCH, e, self._log, _SEARCH)
+        out = ['{"ok":true,"action":"%s","changed":false,"hits":[' % _SEARCH]
         for i, h in enumerate(hits):
             name = h["session"]
             if prefix and name.startswith(prefix):
@@ -183,7 +186,7 @@ class SearchTool:
         return True, "".join(out)
 
     def tool(self):
-        return Tool("memory_search", "Search what was said in this chat's conversations, its "
+        return Tool(_SEARCH, "Search what was said in this chat's conversations, its "
                     "other sessions and archived old turns included: the messages that best "
                     "match a few words (names, places, numbers).", _SEARCH_SCHEMA,
                     self.memory_search)

@@ -299,6 +299,46 @@ def test_the_search_tool_s_own_calls_and_results_are_not_searched():
     dev.unmount()
 
 
+async def test_the_search_tool_s_errors_name_it_and_are_not_searched():
+    # The tool's error answers (bad arguments, no session, a failed search) name the tool, as
+    # its hits do, so that the history search leaves them out like its other answers
+    import json
+
+    from claw_memory.chat_tools import SearchTool
+
+    dev, s = _fresh()
+
+    class Broken:
+        def search(self, *a):
+            raise OSError(5, "EIO reading the carbonara index")
+
+    tool = SearchTool(s, None)
+    outs = []
+    for raw, req in (("not json", Request("q", SID)), ('{"query":""}', Request("q", SID)),
+                     ('{"query":"carbonara"}', Request("q"))):
+        okay, out = await tool.memory_search(raw, req)
+        outs.append(out)
+    okay, out = await SearchTool(Broken(), None).memory_search('{"query":"carbonara"}', Request("q", SID))
+    outs.append(out)
+    for out in outs:
+        e = json.loads(out)
+        ok(not e["ok"] and e["action"] == "memory_search" and e["error"], out)
+    eq([json.loads(o)["error"] for o in outs],
+       ["invalid_json", "query is required", "no_session", "memory_search_failed"], "the errors")
+    s.persist(SID, [(1, None, "my carbonara needs guanciale, query the butcher")])
+    for n, out in enumerate(outs):
+        call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function",'
+                '"function":{"name":"memory_search","arguments":"{}"}}]}' % n)
+        res = '[{"role":"tool","tool_call_id":"c%d","content":%s,"is_error":true}]' % (n, _dumps(out))
+        s.persist(SID, [(3, call, None), (4, res, None)])
+    s.persist(SID, [(2, None, "Noted.")], turn_completed=True)
+    s.close()
+    got = _texts(s.search("carbonara query required invalid json session index failed", 10, [SID]))
+    eq([r for r, t in got if r == "tool"], [], "no error answer of the tool: %r" % got)
+    eq(got[0][0], "user", "the record that said it")
+    dev.unmount()
+
+
 def test_a_session_no_chat_map_names_is_searched_again_by_its_file_name():
     # Without a chat map a hit names its session by its log's file name (archived or not):
     # that name, given back as the scope, searches that session, its archive included.
