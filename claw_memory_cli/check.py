@@ -15,7 +15,7 @@ import os
 import claw_memory
 from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
-from claw_memory.session.format import IDX, LEFTOVERS, PEND
+from claw_memory.session.format import IDX, LEFTOVERS, PEND, segment_of
 
 from .ui import plural
 
@@ -126,9 +126,24 @@ def store_problems(st):
     return out
 
 
+def archive_problems(r):
+    """The problems of the archive from its repair report (Sessions.repair_archive)."""
+    return (["sessions/%s: listed in archive.list but missing (its archived turns are gone), "
+             "dropped from the list" % n for n in r["missing"]]
+            + ["sessions/%s: an archive segment archive.list does not name (a damaged list), "
+               "listed again" % n for n in r["relisted"]]
+            + ["sessions/%s: an archive file of no listed segment or session, removed" % n
+               for n in r["removed"]])
+
+
+def _file_of(problem):
+    return problem.split(": ", 1)[0][len("sessions/"):] if problem.startswith("sessions/") else None
+
+
 def examine(copy):
-    """({"sessions": {file: report}, "store": report or None}, [problem, ...]) of the data
-    root at `copy`, which this changes (sessions are repaired on it)."""
+    """({"sessions": {file: report}, "archive": report, "store": report or None},
+    [problem, ...]) of the data root at `copy`, which this changes (sessions and the archive
+    are repaired on it)."""
     mem = open_root(copy)
     report = {"sessions": {}, "store": mem.store.verify() if mem.store is not None else None}
     problems = store_problems(report["store"])
@@ -138,22 +153,28 @@ def examine(copy):
         r = mem.sessions.repair(file=name)
         report["sessions"][name] = r
         problems += session_problems(name, r, before, _snapshot(d, name))
+    report["archive"] = mem.sessions.repair_archive()
+    problems += archive_problems(report["archive"])
     mem.close()
     return report, problems
 
 
 def needs(report, problems):
-    """(session files, store?) that the problems are about: what repair must touch."""
-    files = sorted(f for f in report["sessions"] if any(p.startswith("sessions/" + f) for p in problems))
+    """(session files, store?, archive?) that the problems are about: what repair must touch."""
+    named = {_file_of(p) for p in problems}
+    files = sorted(f for f in report["sessions"] if any(f + s in named for s in _SUFFIXES))
     store = any(p.startswith("memory/") for p in problems)
-    return files, store
+    archive = any(n and segment_of(n) for n in named)
+    return files, store, archive
 
 
-def repair_folder(root, files, store):
-    """Repair the named sessions (and the store) of the data root folder in place."""
+def repair_folder(root, files, store, archive):
+    """Repair the named sessions (the store, the archive) of the data root folder in place."""
     mem = open_root(root)
     for name in files:
         mem.sessions.repair(file=name)
+    if archive:
+        mem.sessions.repair_archive()
     if store and mem.store is not None:
         mem.store.repair()
     mem.close()
@@ -164,6 +185,8 @@ import claw_memory
 m = claw_memory.open(%r, %r, extract=False, create=False)
 for f in %r:
     m.sessions.repair(file=f)
+if %r:
+    m.sessions.repair_archive()
 if %r and m.store is not None:
     m.store.repair()
 m.close()

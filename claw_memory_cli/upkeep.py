@@ -36,13 +36,13 @@ def cmd_repair(args):
     report, problems, where, mode = _examine_copy(args)
     left = []
     if problems:
-        files, store = check.needs(report, problems)
+        files, store, archive = check.needs(report, problems)
         if args.root:
-            check.repair_folder(args.root, files, store)
+            check.repair_folder(args.root, files, store, archive)
         else:
             root = where.split(":", 1)[1] if not args.device_root else args.device_root
             with board.Board(args.port) as b, status("repairing on the board"):
-                out = b.exec(check.BOARD_REPAIR % (root, mode, files, store), timeout=600)
+                out = b.exec(check.BOARD_REPAIR % (root, mode, files, archive, store), timeout=600)
             if "CLAW-REPAIRED" not in out:
                 raise CliError("the board did not confirm the repair: %s" % out.strip()[-200:])
             args.device_root = root

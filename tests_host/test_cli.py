@@ -5,6 +5,7 @@ import hashlib
 import json
 import shutil
 import os
+import re
 import subprocess
 import sys
 
@@ -97,6 +98,58 @@ def test_verify_and_repair(tmp_path, capsys):
     assert rc == 0 and "nothing needed repair" in out
     mem = claw_memory.open(str(root))
     assert len(list(mem.store.list())) == 2 and len(mem.sessions.messages(SID)) == 5
+
+
+def test_verify_and_repair_the_archive(tmp_path, capsys):
+    # verify said nothing of the archive: a segment its catalog lists but whose file is gone,
+    # segments a damaged catalog no longer names (their turns unsearchable, for good), files
+    # of no segment. Repair drops the first from the list, lists the second again (searchable
+    # again), removes the third; verify then finds nothing.
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000)
+    for i in range(90):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem.close()
+    d = root / "sessions"
+    log = "s_chat_web_local_default_0_964a2a51.log"
+    segs = sorted((n for n in os.listdir(d) if ".arc" in n and not n.endswith(".tix")),
+                  key=lambda n: int(n.rsplit("arc", 1)[1]))
+    assert len(segs) >= 3, segs
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 0 and "nothing to repair" in out, out
+    first = claw_memory.open(str(root), extract=False).search("zq0", 1)
+    assert first and first[0]["archived"], first
+    os.remove(d / segs[0])  # listed, gone
+    cat = (d / "archive.list").read_bytes().split(b"\n")
+    (d / "archive.list").write_bytes(b"\n".join(l for l in cat if not l.startswith(b"%d " % int(segs[1].rsplit("arc", 1)[1]))))
+    (d / "s_chat_web_other_0_00000000.log.arc99").write_bytes(b'{"role":"user","content":"orphan"}\n')
+    (d / (log + ".arc77.tix")).write_bytes(b"CTIX")
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    data = json.loads(out)
+    assert rc == 1 and data["problems"] == [
+        "sessions/%s: listed in archive.list but missing (its archived turns are gone), dropped from the list" % segs[0],
+        "sessions/%s: an archive segment archive.list does not name (a damaged list), listed again" % segs[1],
+        "sessions/s_chat_web_other_0_00000000.log.arc99: an archive file of no listed segment or session, removed",
+        "sessions/%s.arc77.tix: an archive file of no listed segment or session, removed" % log], data
+    assert _digest(root) == before, "verify wrote nothing"
+    said = re.search(rb"turn [0-9]+: the word zq[0-9]+", (d / segs[1]).read_bytes()).group().decode()
+    word = said.rsplit(" ", 1)[1]
+    got = claw_memory.open(str(root), extract=False).search(word, 5)
+    assert not any(said in h["text"] for h in got), "(not listed: not searchable)"
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert rc == 0 and out.splitlines()[1:] == ["  repaired: " + p for p in data["problems"]], out
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 0 and "nothing to repair" in out, out
+    assert not (d / "s_chat_web_other_0_00000000.log.arc99").exists()
+    assert not (d / (log + ".arc77.tix")).exists()
+    assert sorted(n for n in os.listdir(d) if ".arc" in n and not n.endswith(".tix")) == sorted(segs[1:])
+    mem = claw_memory.open(str(root), extract=False)
+    got = mem.search(word, 5)
+    assert got and got[0]["archived"] and said in got[0]["text"], got
+    assert not any(h["text"].startswith("turn 0:") for h in mem.search("zq0", 5)), "its file is gone"
+    mem.close()
 
 
 def test_torn_tail_is_repaired_and_gone(tmp_path, capsys):

@@ -446,6 +446,14 @@ class Sessions:
         self._remember(log, st)
         return rep
 
+    def repair_archive(self):
+        """The archive's catalog and files made to agree (session/archive.repair): segments
+        listed but gone, segments no line names, text indexes of no segment. Returns its
+        report."""
+        from . import archive
+        self._settle()
+        return archive.repair(self.dir)
+
     def restore(self, file, records, blocked=False, archive=()):
         """Create a session from (type, backend, message JSON) records, written as they are,
         with its archive segments, [(unix time, records)] oldest first (for import; the

@@ -303,3 +303,46 @@ def test_an_index_rebuild_cut_anywhere_searches_the_same_afterwards():
     for config in ("lfs2-4096", "fat-sd-4096"):
         for torn in (False, True):
             print(config, torn, _rebuild_matrix(config, torn), "cuts")
+
+
+def _repair_archive_matrix(config, torn):
+    # The catalog damaged (the line of one segment lost), a stray segment of no session and
+    # the text index of no segment: repair_archive() lists the segment again and removes the
+    # strays; a cut anywhere leaves every listed segment whole and each record once, and a
+    # repair after the cut finishes: the session's records as before the damage.
+    stray = "s_chat_web_gone_0_00000000.log.arc99"
+
+    def prepare():
+        want = [(k, n) for k, n, w in _present(_open())]
+        lines = open(D + "/archive.list", "rb").read().split(b"\n")
+        seq = arc.segments(D, file_name(SID))[0][0]
+        with open(D + "/archive.list", "wb") as f:
+            f.write(b"\n".join(ln for ln in lines if not ln.startswith(b"%d " % seq)))
+        with open(D + "/" + stray, "wb") as f:
+            f.write(b'{"role":"user","content":"gone"}\n')
+        with open(D + "/" + file_name(SID) + ".arc77.tix", "wb") as f:
+            f.write(b"CTIX")
+        ok([(k, n) for k, n, w in _present(_open())] != want, "(a segment no longer listed)")
+        return want
+
+    def check(n, want):
+        mem = _open()
+        tags = [(k, m) for k, m, w in _present(mem)]
+        for t in tags:
+            eq(tags.count(t), 1, "cut %d: record %r once" % (n, t))
+        mem.sessions.repair_archive()
+        eq([(k, m) for k, m, w in _present(mem)], want, "cut %d: then the session as before" % n)
+        eq([x for x in os.listdir(D) if x == stray or x.endswith(".arc77.tix")], [], "cut %d: strays" % n)
+        eq(mem.sessions.repair_archive(), {"missing": [], "relisted": [], "removed": []},
+           "cut %d: nothing left to repair" % n)
+
+    total = _cut_each(config, torn, prepare, lambda: _open().sessions.repair_archive(), check)
+    ok(total > 1, "the repair writes")
+    return total
+
+
+@timeout(900)
+def test_an_archive_repair_cut_anywhere_lists_each_segment_whole_and_once():
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for torn in (False, True):
+            print(config, torn, _repair_archive_matrix(config, torn), "cuts")
