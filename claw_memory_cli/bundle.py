@@ -171,6 +171,8 @@ def _segments(mem, f):
     a = mem.sessions.archived([f]).get(f, ())
     for i in range(0, len(a), 2):
         path = arc.seg_path(d, f, a[i])
+        if not os.path.isfile(path):
+            continue  # listed, but its file is gone: search and page() pass it by too
         recs = []
         with open(path, "rb") as sf:
             for off, ln, kind in indexer.records(path, mem.sessions.max_record_bytes):

@@ -264,6 +264,31 @@ def test_the_archive_is_exported_and_imported(tmp_path, capsys):
         assert rc == 1 and "segment" in err, err
 
 
+def test_export_goes_on_past_an_archive_segment_that_is_gone(tmp_path, capsys):
+    # A segment the catalog lists whose file is gone (a card's lost file) failed the whole
+    # export, naming a temporary copy: no backup of anything else. search and page() pass
+    # it by, and so does export
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(90):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem.close()
+    segs = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))
+    assert len(segs) >= 2, segs
+    os.remove(root / "sessions" / segs[0])
+    shutil.copytree(root, tmp_path / "seen")
+    want = claw_memory.open(str(tmp_path / "seen"), extract=False).sessions.page(SID, 0, 50)["total"]
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    lines = [json.loads(x) for x in bundle.read_text().splitlines()]
+    assert len([x for x in lines if x["type"] == "segment"]) == len(segs) - 1
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+    assert claw_memory.open(str(tmp_path / "copy"), extract=False).sessions.page(SID, 0, 50)["total"] == want
+
+
 def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):
     # The library takes chat ids as they come (rendered as data wherever shown); its own
     # backup must restore them.
