@@ -59,41 +59,36 @@ def readonly_copy(root):
     return tmp
 
 
-def export(root, out_path, progress=True):
-    """Write the bundle of `root` to `out_path` ("-": stdout), line by line as it is read
-    (a root with thousands of sessions is never held whole); returns counts."""
-    if not os.path.isdir(root):
-        raise CliError("no data root at %s" % root)
-    copy = readonly_copy(root)
-    try:
-        counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0, "segments": 0}
-        if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
-            buf = getattr(sys.stdout, "buffer", None)
+def export(copy, out_path, progress=True):
+    """Write the bundle of the data root `copy` (a readonly_copy: reading may repair files)
+    to `out_path` ("-": stdout), line by line as it is read (a root with thousands of
+    sessions is never held whole); returns counts."""
+    counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0, "segments": 0}
+    if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
+        buf = getattr(sys.stdout, "buffer", None)
 
-            def put(line):
-                line = json_safe(line)
-                if buf is not None:
-                    buf.write(line.encode("utf-8"))
-                else:
-                    sys.stdout.write(line)
+        def put(line):
+            line = json_safe(line)
+            if buf is not None:
+                buf.write(line.encode("utf-8"))
+            else:
+                sys.stdout.write(line)
 
-            _export_lines(copy, counts, progress, put)
-            (buf or sys.stdout).flush()
-            return counts
-        # A fresh temp file (O_EXCL: never a file or a link already there) beside the bundle
-        fd, tmp_out = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".",
-                                       suffix=".tmp", dir=os.path.dirname(out_path) or ".")
-        try:
-            with open(fd, "w", encoding="utf-8") as f:
-                _export_lines(copy, counts, progress, f.write)
-            os.replace(tmp_out, out_path)
-        except BaseException:
-            if os.path.exists(tmp_out):
-                os.remove(tmp_out)  # no half bundle left beside the user's files
-            raise
+        _export_lines(copy, counts, progress, put)
+        (buf or sys.stdout).flush()
         return counts
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    # A fresh temp file (O_EXCL: never a file or a link already there) beside the bundle
+    fd, tmp_out = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".",
+                                   suffix=".tmp", dir=os.path.dirname(out_path) or ".")
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            _export_lines(copy, counts, progress, f.write)
+        os.replace(tmp_out, out_path)
+    except BaseException:
+        if os.path.exists(tmp_out):
+            os.remove(tmp_out)  # no half bundle left beside the user's files
+        raise
+    return counts
 
 
 def _export_lines(copy, counts, progress, put):
