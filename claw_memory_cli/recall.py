@@ -17,6 +17,8 @@ def register(sub, root_args, with_copy):
             args.query, args.root = args.root, None  # `recall -p PORT "query"`
         if not args.query:
             raise CliError("give the query text: claw-memory recall ROOT \"query\"", EXIT_USAGE)
+        if args.limit < 1:
+            raise CliError("--limit must be 1 or more", EXIT_USAGE)
 
         def run(mem, where):
             rows = insp.recall(args.query, args.limit, rows=True, mem=mem)
