@@ -55,8 +55,20 @@ def readonly_copy(root):
     for name in ("sessions", "memory"):
         src = os.path.join(root, name)
         if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(tmp, name))
+            shutil.copytree(src, os.path.join(tmp, name), ignore=_not_utf8)
     return tmp
+
+
+def _not_utf8(folder, names):
+    # Names that are not UTF-8 (CPython hands them over with surrogates) are no file of a
+    # data root: the library and ESP-Claw write ASCII names only.
+    out = []
+    for n in names:
+        try:
+            n.encode("utf-8")
+        except UnicodeError:
+            out.append(n)
+    return out
 
 
 def export(copy, out_path, progress=True):

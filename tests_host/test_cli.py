@@ -289,6 +289,24 @@ def test_export_goes_on_past_an_archive_segment_that_is_gone(tmp_path, capsys):
     assert claw_memory.open(str(tmp_path / "copy"), extract=False).sessions.page(SID, 0, 50)["total"] == want
 
 
+def test_a_file_whose_name_is_not_utf8_is_no_file_of_the_data_root(tmp_path, capsys):
+    # A log-like name of bytes that are not UTF-8 (a card written by something else) made
+    # inspect, stats and export end in a UnicodeEncodeError traceback, and search in exit 2:
+    # no name the library or ESP-Claw writes is outside ASCII, so the reading commands pass
+    # such a file by
+    root = tmp_path / "root"
+    _build(root)
+    for d in ("sessions", "sessions/chat_map", "memory"):
+        with open(os.fsencode(str(root / d)) + b"/s_\xff\xfe_00000000.log", "wb") as f:
+            f.write(b'{"role":"user","content":"stray"}\n')
+    for argv in (["inspect", str(root)], ["stats", str(root)], ["search", str(root), "tea"],
+                 ["verify", str(root)], ["context", str(root)], ["recall", str(root), "tea"],
+                 ["export", str(root), "-o", str(tmp_path / "b.jsonl")]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 0 and "Error" not in err, (argv, rc, err)
+        assert "stray" not in out, argv
+
+
 def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):
     # The library takes chat ids as they come (rendered as data wherever shown); its own
     # backup must restore them.
