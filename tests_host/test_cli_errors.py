@@ -133,6 +133,12 @@ def test_a_file_the_reading_commands_cannot_read_is_named_in_the_users_root(tmp_
         assert main.main(argv) == 1, argv
         err = capsys.readouterr().err
         assert err.startswith("claw-memory: ") and want in err and "claw-" not in err[13:], (argv, err)
+    records = root / "memory" / "memory_records.jsonl"
+    os.mkdir(records)  # and the store's journal
+    for cmd in ("inspect", "verify", "repair"):
+        assert main.main([cmd, str(root)]) == 1, cmd
+        err = capsys.readouterr().err
+        assert str(records) in err and "claw-" not in err[13:], (cmd, err)
 
 
 def test_demo_against_an_endpoint_that_does_not_answer_stops_at_once(tmp_path, monkeypatch, capsys):
