@@ -173,7 +173,7 @@ def _segments(mem, f):
     from claw_memory.session import archive as arc
     from claw_memory.session import indexer
 
-    d = mem.sessions.dir
+    d, limit = mem.sessions.dir, mem.sessions.max_record_bytes
     times = {e[0]: e[2] for e in arc.read(d)}
     a = mem.sessions.archived([f]).get(f, ())
     for i in range(0, len(a), 2):
@@ -182,7 +182,9 @@ def _segments(mem, f):
             continue  # listed, but its file is gone: search and page() pass it by too
         recs = []
         with open(path, "rb") as sf:
-            for off, ln, kind in indexer.records(path, mem.sessions.max_record_bytes):
+            for off, ln, kind in indexer.records(path, limit):
+                if ln > limit + 1:
+                    continue  # over the size bound: left out, as records() leaves a log's
                 sf.seek(off)
                 raw = sf.read(ln)
                 if len(raw) == ln and raw[-1:] == b"\n" and classify(json_value(raw))[0]:

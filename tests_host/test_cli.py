@@ -289,6 +289,29 @@ def test_export_goes_on_past_an_archive_segment_that_is_gone(tmp_path, capsys):
     assert claw_memory.open(str(tmp_path / "copy"), extract=False).sessions.page(SID, 0, 50)["total"] == want
 
 
+def test_an_archived_record_over_the_size_bound_is_left_out_as_a_logged_one_is(tmp_path, capsys):
+    # A segment record over max_record_bytes (written by another program, or damaged) went
+    # into the bundle as a line over 1 MiB, which import refuses: the backup could not be
+    # restored. Export leaves it out, as it leaves out such a record of a log
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(60):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem.close()
+    seg = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))[0]
+    with open(root / "sessions" / seg, "ab") as f:
+        f.write(b'{"role":"user","content":"' + b"y" * (2 << 20) + b'"}\n')
+    with open(root / "sessions" / seg.split(".arc")[0], "ab") as f:  # (its log)
+        f.write(b'{"role":"user","content":"' + b"y" * (2 << 20) + b'"}\n')
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    assert max(len(x) for x in bundle.read_bytes().splitlines()) < 1 << 20
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+
+
 def test_a_file_whose_name_is_not_utf8_is_no_file_of_the_data_root(tmp_path, capsys):
     # A log-like name of bytes that are not UTF-8 (a card written by something else) made
     # inspect, stats and export end in a UnicodeEncodeError traceback, and search in exit 2:
