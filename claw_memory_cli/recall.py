@@ -2,6 +2,7 @@
 ranked, with scores) and `claw-memory search` (the session history's records, archives
 included, that best match a query)."""
 
+from . import roots
 from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, no_session, table
 
 
@@ -13,8 +14,7 @@ def register(sub, root_args, with_copy):
         from claw_memory import inspect as insp
         from claw_memory import messages
 
-        if args.query is None and args.port and args.root is not None:
-            args.query, args.root = args.root, None  # `recall -p PORT "query"`
+        roots.lone_word(args, "query")
         if not args.query:
             raise CliError("give the query text: claw-memory recall ROOT \"query\"", EXIT_USAGE)
         if args.limit < 1:
@@ -46,8 +46,7 @@ def register_search(sub, root_args, with_copy):
         from claw_memory import inspect as insp
         from claw_memory import messages
 
-        if args.query is None and args.port and args.root is not None:
-            args.query, args.root = args.root, None  # `search -p PORT "query"`
+        roots.lone_word(args, "query")
         if not args.query:
             raise CliError("give the query text: claw-memory search ROOT \"query\"", EXIT_USAGE)
         if not 1 <= args.limit <= 50:

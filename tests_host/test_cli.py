@@ -624,6 +624,21 @@ def test_root_and_port_are_not_mixed(tmp_path, capsys, monkeypatch):
     assert rc == 2 and "-p PORT" in err
 
 
+def test_the_query_commands_take_the_board_from_claw_port(tmp_path, capsys, monkeypatch):
+    # With CLAW_PORT set, `search "query"`, `recall "query"` and `why ID` took the one
+    # word for ROOT and asked for the query (exit 2): only -p PORT made it the query
+    root = tmp_path / "root"
+    _build(root)
+    monkeypatch.setenv("CLAW_PORT", "/dev/nonexistent-claw-board")
+    for argv in (["search", "green tea"], ["recall", "green tea"], ["why", "mem-1-0001"]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 3 and "no board at /dev/nonexistent-claw-board" in err, (argv, err)
+    rc, out, err = _run(capsys, "search", str(root), "green tea")  # a ROOT wins over it
+    assert rc == 0 and "I like green tea" in out, err
+    rc, out, err = _run(capsys, "search", str(root))  # a data root folder alone: no query
+    assert rc == 2 and "give the query text" in err, err
+
+
 def test_port_auto_without_a_board(capsys, monkeypatch):
     import serial.tools.list_ports
 
