@@ -3,7 +3,7 @@ ranked, with scores) and `claw-memory search` (the session history's records, ar
 included, that best match a query)."""
 
 from . import roots
-from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, no_session, table
+from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, EXIT_USAGE, emit_json, no_session, table
 
 
 def register(sub, root_args, with_copy):
@@ -21,6 +21,8 @@ def register(sub, root_args, with_copy):
             raise CliError("--limit must be 1 or more", EXIT_USAGE)
 
         def run(mem, where):
+            if mem.store is None:
+                raise CliError("%s is a LITE data root: it has no long-term items" % where, EXIT_PROBLEMS)
             rows = insp.recall(args.query, args.limit, rows=True, mem=mem)
             if args.json:
                 emit_json({"root": where, "query": args.query, "items": rows})

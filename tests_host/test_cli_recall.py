@@ -68,6 +68,15 @@ def test_a_count_below_its_range_is_a_usage_error_not_an_empty_answer(tmp_path, 
     assert rc == 0
 
 
+def test_recall_on_a_lite_root_says_it_has_no_items(tmp_path, capsys):
+    # It printed "(none)", read as "nothing matches", where why says the root is LITE
+    root = tmp_path / "lite"
+    claw_memory.open(str(root), "lite").close()
+    for argv in (["recall", str(root), "tea"], ["why", str(root), "mem-1-0001"]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 1 and "is a LITE data root: it has no long-term items" in err and not out, (argv, err)
+
+
 def test_context_message_shows_what_it_brings_in(tmp_path, capsys):
     root = tmp_path / "root"
     a, b = _build(root)
