@@ -138,6 +138,37 @@ def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
     assert rc == 1 and "memory_index.json: missing, rebuilt from the records" in out
 
 
+def test_a_root_with_more_chats_than_the_cache_verifies_clean(tmp_path, capsys):
+    # A completed turn leaves its pending file stale (no damage: session/pending.py), and
+    # close() removes it only for the sessions still cached: verify listed every other one
+    # ("removed by repair") and exit 1 on a root nothing had damaged
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    for i in range(8):
+        sid = mem.chats.session_id("tg", "u%d" % i)
+        mem.sessions.persist(sid, [(1, None, "hello %d" % i)])
+        mem.sessions.persist(sid, [(2, None, "ok %d" % i)], turn_completed=True)
+    mem.close()
+    assert [f for f in os.listdir(root / "sessions") if f.endswith(".pending")], "the case: stale files"
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    assert (rc, json.loads(out)["problems"]) == (0, []), out
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert rc == 0 and "nothing needed repair" in out
+    assert _digest(root) == before, "repair wrote nothing"
+    # an unfinished turn is no problem either; a torn one is
+    mem = claw_memory.open(str(root), extract=False)
+    mem.sessions.persist(mem.chats.session_id("tg", "u0"), [(1, None, "and then")])
+    mem.close()
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 0, out
+    pend = [f for f in os.listdir(root / "sessions") if f.startswith("s_chat_tg_u0_") and f.endswith(".pending")]
+    with open(root / "sessions" / pend[0], "ab") as f:
+        f.write(b'{"role":"user","con')
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 1 and "a torn or damaged line of the unfinished turn" in out, out
+
+
 def test_context_shows_one_request_and_its_tokens(tmp_path, capsys):
     root = tmp_path / "root"
     _build(root)
