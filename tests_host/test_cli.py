@@ -487,6 +487,17 @@ def test_demo_without_keep_says_how_to_keep(monkeypatch, capsys):
     assert made and not os.path.exists(made[0]), "the temporary root is gone, as it says"
 
 
+def test_demo_refuses_an_endpoint_without_llm(monkeypatch, capsys):
+    # `demo --base-url URL --model M` ran the offline demo and said nothing of the two
+    from claw_memory_cli import demo
+
+    monkeypatch.setattr(demo.subprocess, "run", lambda *a, **k: pytest.fail("the demo ran"))
+    for extra in (["--base-url", "http://127.0.0.1:9"], ["--model", "m"]):
+        rc = main.main(["demo"] + extra)
+        err = capsys.readouterr().err
+        assert rc == 2 and "%s is for a real endpoint: add --llm" % extra[0] in err, err
+
+
 def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     root = tmp_path / "root"
     _build(root)
