@@ -55,45 +55,52 @@ def readonly_copy(root):
     for name in ("sessions", "memory"):
         src = os.path.join(root, name)
         if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(tmp, name))
+            shutil.copytree(src, os.path.join(tmp, name), ignore=_not_utf8)
     return tmp
 
 
-def export(root, out_path, progress=True):
-    """Write the bundle of `root` to `out_path` ("-": stdout), line by line as it is read
-    (a root with thousands of sessions is never held whole); returns counts."""
-    if not os.path.isdir(root):
-        raise CliError("no data root at %s" % root)
-    copy = readonly_copy(root)
-    try:
-        counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0, "segments": 0}
-        if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
-            buf = getattr(sys.stdout, "buffer", None)
-
-            def put(line):
-                line = json_safe(line)
-                if buf is not None:
-                    buf.write(line.encode("utf-8"))
-                else:
-                    sys.stdout.write(line)
-
-            _export_lines(copy, counts, progress, put)
-            (buf or sys.stdout).flush()
-            return counts
-        # A fresh temp file (O_EXCL: never a file or a link already there) beside the bundle
-        fd, tmp_out = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".",
-                                       suffix=".tmp", dir=os.path.dirname(out_path) or ".")
+def _not_utf8(folder, names):
+    # Names that are not UTF-8 (CPython hands them over with surrogates) are no file of a
+    # data root: the library and ESP-Claw write ASCII names only.
+    out = []
+    for n in names:
         try:
-            with open(fd, "w", encoding="utf-8") as f:
-                _export_lines(copy, counts, progress, f.write)
-            os.replace(tmp_out, out_path)
-        except BaseException:
-            if os.path.exists(tmp_out):
-                os.remove(tmp_out)  # no half bundle left beside the user's files
-            raise
+            n.encode("utf-8")
+        except UnicodeError:
+            out.append(n)
+    return out
+
+
+def export(copy, out_path, progress=True):
+    """Write the bundle of the data root `copy` (a readonly_copy: reading may repair files)
+    to `out_path` ("-": stdout), line by line as it is read (a root with thousands of
+    sessions is never held whole); returns counts."""
+    counts = {"items": 0, "sessions": 0, "records": 0, "chat_maps": 0, "segments": 0}
+    if out_path == "-":  # stdout (UTF-8 whatever the locale), maybe a terminal: json_safe
+        buf = getattr(sys.stdout, "buffer", None)
+
+        def put(line):
+            line = json_safe(line)
+            if buf is not None:
+                buf.write(line.encode("utf-8"))
+            else:
+                sys.stdout.write(line)
+
+        _export_lines(copy, counts, progress, put)
+        (buf or sys.stdout).flush()
         return counts
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    # A fresh temp file (O_EXCL: never a file or a link already there) beside the bundle
+    fd, tmp_out = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".",
+                                   suffix=".tmp", dir=os.path.dirname(out_path) or ".")
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            _export_lines(copy, counts, progress, f.write)
+        os.replace(tmp_out, out_path)
+    except BaseException:
+        if os.path.exists(tmp_out):
+            os.remove(tmp_out)  # no half bundle left beside the user's files
+        raise
+    return counts
 
 
 def _export_lines(copy, counts, progress, put):
@@ -166,14 +173,18 @@ def _segments(mem, f):
     from claw_memory.session import archive as arc
     from claw_memory.session import indexer
 
-    d = mem.sessions.dir
+    d, limit = mem.sessions.dir, mem.sessions.max_record_bytes
     times = {e[0]: e[2] for e in arc.read(d)}
     a = mem.sessions.archived([f]).get(f, ())
     for i in range(0, len(a), 2):
         path = arc.seg_path(d, f, a[i])
+        if not os.path.isfile(path):
+            continue  # listed, but its file is gone: search and page() pass it by too
         recs = []
         with open(path, "rb") as sf:
-            for off, ln, kind in indexer.records(path, mem.sessions.max_record_bytes):
+            for off, ln, kind in indexer.records(path, limit):
+                if ln > limit + 1:
+                    continue  # over the size bound: left out, as records() leaves a log's
                 sf.seek(off)
                 raw = sf.read(ln)
                 if len(raw) == ln and raw[-1:] == b"\n" and classify(json_value(raw))[0]:

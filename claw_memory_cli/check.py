@@ -105,6 +105,8 @@ def session_problems(name, r, before, after):
         if suffix not in changed or suffix in explained:
             continue
         what = "removed" if suffix not in after else "created" if suffix not in before else "rewritten"
+        if suffix == PEND and what == "removed":
+            continue  # stale: every completed turn leaves it so (session/pending.py), no damage
         why = {PEND: " (pending turn reconciled with the log)", "": "",
                IDX: " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
         out.append("%s%s: %s by repair%s" % (name, suffix, what, why))

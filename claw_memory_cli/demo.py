@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from . import guard, hosttools
-from .ui import EXIT_TOOL, CliError
+from .ui import EXIT_TOOL, EXIT_USAGE, CliError
 
 # The MicroPython side ships inside this package (package data): the demo script, the offline
 # LLM's replies (scripted_llm) and the simulated flash (flashsim) it mounts at /flash.
@@ -22,6 +22,10 @@ RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 
 
 def run(args):
+    for opt, val in (("--base-url", args.base_url), ("--model", args.model)):
+        if val and args.llm == "offline":
+            raise CliError("%s is for a real endpoint: add --llm openai, openai_responses or "
+                           "anthropic" % opt, EXIT_USAGE)
     if args.keep and os.path.exists(args.keep) and not os.path.isdir(args.keep):
         raise CliError("--keep %s: it is a file; give a folder (its data root goes in %s/root)"
                        % (args.keep, args.keep))

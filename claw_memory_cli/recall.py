@@ -2,7 +2,8 @@
 ranked, with scores) and `claw-memory search` (the session history's records, archives
 included, that best match a query)."""
 
-from .ui import EXIT_OK, CliError, EXIT_USAGE, emit_json, no_session, table
+from . import roots
+from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, EXIT_USAGE, emit_json, no_session, table
 
 
 def register(sub, root_args, with_copy):
@@ -13,12 +14,15 @@ def register(sub, root_args, with_copy):
         from claw_memory import inspect as insp
         from claw_memory import messages
 
-        if args.query is None and args.port and args.root is not None:
-            args.query, args.root = args.root, None  # `recall -p PORT "query"`
+        roots.lone_word(args, "query")
         if not args.query:
             raise CliError("give the query text: claw-memory recall ROOT \"query\"", EXIT_USAGE)
+        if args.limit < 1:
+            raise CliError("--limit must be 1 or more", EXIT_USAGE)
 
         def run(mem, where):
+            if mem.store is None:
+                raise CliError("%s is a LITE data root: it has no long-term items" % where, EXIT_PROBLEMS)
             rows = insp.recall(args.query, args.limit, rows=True, mem=mem)
             if args.json:
                 emit_json({"root": where, "query": args.query, "items": rows})
@@ -44,8 +48,7 @@ def register_search(sub, root_args, with_copy):
         from claw_memory import inspect as insp
         from claw_memory import messages
 
-        if args.query is None and args.port and args.root is not None:
-            args.query, args.root = args.root, None  # `search -p PORT "query"`
+        roots.lone_word(args, "query")
         if not args.query:
             raise CliError("give the query text: claw-memory search ROOT \"query\"", EXIT_USAGE)
         if not 1 <= args.limit <= 50:

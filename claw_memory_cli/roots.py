@@ -29,6 +29,16 @@ def target(args):
                        EXIT_USAGE)
 
 
+def lone_word(args, name):
+    """`search -p PORT "query"`, or with $CLAW_PORT set: the one positional given is the
+    argument `name` (the query, the memory id), not ROOT; with $CLAW_PORT alone, a folder
+    given is still the ROOT."""
+    if getattr(args, name) is None and args.root is not None and (
+            args.port or os.environ.get(PORT_ENV) and not os.path.isdir(args.root)):
+        setattr(args, name, args.root)
+        args.root = None
+
+
 def need_port(args):
     args.port = args.port or os.environ.get(PORT_ENV)
     if not args.port:

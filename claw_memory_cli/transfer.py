@@ -14,6 +14,10 @@ def cmd_export(args):
     tmp, where = roots.local_copy(args)
     try:
         counts = bundle.export(tmp, args.output, progress=not args.json)
+    except BrokenPipeError:  # stdout's reader went away: main() ends quietly
+        raise
+    except OSError as e:  # a file of the copy: the user's data root is named instead
+        raise CliError("export: %s" % str(e).replace(tmp, where))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     to = "stdout" if args.output == "-" else args.output

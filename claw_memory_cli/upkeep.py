@@ -17,6 +17,8 @@ def _examine_copy(args):
     try:
         mode = check.mode_of(tmp)
         report, problems = check.examine(tmp)
+    except OSError as e:  # a file of the copy: the user's data root is named instead
+        raise CliError("%s: %s" % (args.cmd, str(e).replace(tmp, where)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return report, problems, where, mode

@@ -8,7 +8,7 @@ from claw_memory import messages
 from claw_memory.text import shown
 
 from . import board, check, roots, ui
-from .ui import EXIT_OK, CliError, emit_json, json_safe, no_session, table
+from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, json_safe, no_session, table
 
 
 # A new root, on a board as on a folder (cmd_init): FULL with the store opened, which writes
@@ -70,6 +70,9 @@ def _by_id(rows):
 
 def cmd_inspect(args):
     from claw_memory import inspect as insp
+
+    if args.last < 0:
+        raise CliError("--last must be 0 (all) or more", EXIT_USAGE)
 
     def run(mem, where):
         if mem.store is not None:

@@ -1,5 +1,6 @@
 """`claw-memory why`: where a long-term memory came from (its provenance)."""
 
+from . import roots
 from .ui import EXIT_PROBLEMS, EXIT_OK, EXIT_USAGE, CliError, emit_json
 
 
@@ -12,8 +13,7 @@ def register(sub, root_args, with_copy):
         from claw_memory.memory_text import why as words
         from claw_memory.text import shown
 
-        if args.memory_id is None and args.port and args.root is not None:
-            args.memory_id, args.root = args.root, None  # `why -p PORT ID`
+        roots.lone_word(args, "memory_id")
         if not args.memory_id:
             raise CliError("give the memory id: claw-memory why ROOT mem-...", EXIT_USAGE)
 

@@ -191,6 +191,37 @@ def test_fresh_root_verify_and_repair_agree(tmp_path, capsys):
     assert rc == 1 and "memory_index.json: missing, rebuilt from the records" in out
 
 
+def test_a_root_with_more_chats_than_the_cache_verifies_clean(tmp_path, capsys):
+    # A completed turn leaves its pending file stale (no damage: session/pending.py), and
+    # close() removes it only for the sessions still cached: verify listed every other one
+    # ("removed by repair") and exit 1 on a root nothing had damaged
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    for i in range(8):
+        sid = mem.chats.session_id("tg", "u%d" % i)
+        mem.sessions.persist(sid, [(1, None, "hello %d" % i)])
+        mem.sessions.persist(sid, [(2, None, "ok %d" % i)], turn_completed=True)
+    mem.close()
+    assert [f for f in os.listdir(root / "sessions") if f.endswith(".pending")], "the case: stale files"
+    before = _digest(root)
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    assert (rc, json.loads(out)["problems"]) == (0, []), out
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert rc == 0 and "nothing needed repair" in out
+    assert _digest(root) == before, "repair wrote nothing"
+    # an unfinished turn is no problem either; a torn one is
+    mem = claw_memory.open(str(root), extract=False)
+    mem.sessions.persist(mem.chats.session_id("tg", "u0"), [(1, None, "and then")])
+    mem.close()
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 0, out
+    pend = [f for f in os.listdir(root / "sessions") if f.startswith("s_chat_tg_u0_") and f.endswith(".pending")]
+    with open(root / "sessions" / pend[0], "ab") as f:
+        f.write(b'{"role":"user","con')
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 1 and "a torn or damaged line of the unfinished turn" in out, out
+
+
 def test_context_shows_one_request_and_its_tokens(tmp_path, capsys):
     root = tmp_path / "root"
     _build(root)
@@ -317,6 +348,72 @@ def test_the_archive_is_exported_and_imported(tmp_path, capsys):
         assert rc == 1 and "segment" in err, err
 
 
+def test_export_goes_on_past_an_archive_segment_that_is_gone(tmp_path, capsys):
+    # A segment the catalog lists whose file is gone (a card's lost file) failed the whole
+    # export, naming a temporary copy: no backup of anything else. search and page() pass
+    # it by, and so does export
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(90):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem.close()
+    segs = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))
+    assert len(segs) >= 2, segs
+    os.remove(root / "sessions" / segs[0])
+    shutil.copytree(root, tmp_path / "seen")
+    want = claw_memory.open(str(tmp_path / "seen"), extract=False).sessions.page(SID, 0, 50)["total"]
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    lines = [json.loads(x) for x in bundle.read_text().splitlines()]
+    assert len([x for x in lines if x["type"] == "segment"]) == len(segs) - 1
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+    assert claw_memory.open(str(tmp_path / "copy"), extract=False).sessions.page(SID, 0, 50)["total"] == want
+
+
+def test_an_archived_record_over_the_size_bound_is_left_out_as_a_logged_one_is(tmp_path, capsys):
+    # A segment record over max_record_bytes (written by another program, or damaged) went
+    # into the bundle as a line over 1 MiB, which import refuses: the backup could not be
+    # restored. Export leaves it out, as it leaves out such a record of a log
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(60):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem.close()
+    seg = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))[0]
+    with open(root / "sessions" / seg, "ab") as f:
+        f.write(b'{"role":"user","content":"' + b"y" * (2 << 20) + b'"}\n')
+    with open(root / "sessions" / seg.split(".arc")[0], "ab") as f:  # (its log)
+        f.write(b'{"role":"user","content":"' + b"y" * (2 << 20) + b'"}\n')
+    bundle = tmp_path / "b.jsonl"
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(bundle))
+    assert rc == 0, err
+    assert max(len(x) for x in bundle.read_bytes().splitlines()) < 1 << 20
+    rc, out, err = _run(capsys, "import", str(bundle), str(tmp_path / "copy"))
+    assert rc == 0, err
+
+
+def test_a_file_whose_name_is_not_utf8_is_no_file_of_the_data_root(tmp_path, capsys):
+    # A log-like name of bytes that are not UTF-8 (a card written by something else) made
+    # inspect, stats and export end in a UnicodeEncodeError traceback, and search in exit 2:
+    # no name the library or ESP-Claw writes is outside ASCII, so the reading commands pass
+    # such a file by
+    root = tmp_path / "root"
+    _build(root)
+    for d in ("sessions", "sessions/chat_map", "memory"):
+        with open(os.fsencode(str(root / d)) + b"/s_\xff\xfe_00000000.log", "wb") as f:
+            f.write(b'{"role":"user","content":"stray"}\n')
+    for argv in (["inspect", str(root)], ["stats", str(root)], ["search", str(root), "tea"],
+                 ["verify", str(root)], ["context", str(root)], ["recall", str(root), "tea"],
+                 ["export", str(root), "-o", str(tmp_path / "b.jsonl")]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 0 and "Error" not in err, (argv, rc, err)
+        assert "stray" not in out, argv
+
+
 def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):
     # The library takes chat ids as they come (rendered as data wherever shown); its own
     # backup must restore them.
@@ -441,6 +538,17 @@ def test_demo_without_keep_says_how_to_keep(monkeypatch, capsys):
     assert rc == 0
     assert "removed now; `claw-memory demo --keep DIR` keeps it in DIR/root" in out
     assert made and not os.path.exists(made[0]), "the temporary root is gone, as it says"
+
+
+def test_demo_refuses_an_endpoint_without_llm(monkeypatch, capsys):
+    # `demo --base-url URL --model M` ran the offline demo and said nothing of the two
+    from claw_memory_cli import demo
+
+    monkeypatch.setattr(demo.subprocess, "run", lambda *a, **k: pytest.fail("the demo ran"))
+    for extra in (["--base-url", "http://127.0.0.1:9"], ["--model", "m"]):
+        rc = main.main(["demo"] + extra)
+        err = capsys.readouterr().err
+        assert rc == 2 and "%s is for a real endpoint: add --llm" % extra[0] in err, err
 
 
 def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
@@ -609,6 +717,21 @@ def test_root_and_port_are_not_mixed(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("CLAW_PORT")
     rc, out, err = _run(capsys, "deploy")
     assert rc == 2 and "-p PORT" in err
+
+
+def test_the_query_commands_take_the_board_from_claw_port(tmp_path, capsys, monkeypatch):
+    # With CLAW_PORT set, `search "query"`, `recall "query"` and `why ID` took the one
+    # word for ROOT and asked for the query (exit 2): only -p PORT made it the query
+    root = tmp_path / "root"
+    _build(root)
+    monkeypatch.setenv("CLAW_PORT", "/dev/nonexistent-claw-board")
+    for argv in (["search", "green tea"], ["recall", "green tea"], ["why", "mem-1-0001"]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 3 and "no board at /dev/nonexistent-claw-board" in err, (argv, err)
+    rc, out, err = _run(capsys, "search", str(root), "green tea")  # a ROOT wins over it
+    assert rc == 0 and "I like green tea" in out, err
+    rc, out, err = _run(capsys, "search", str(root))  # a data root folder alone: no query
+    assert rc == 2 and "give the query text" in err, err
 
 
 def test_port_auto_without_a_board(capsys, monkeypatch):

@@ -117,6 +117,30 @@ def test_errors_name_the_users_path_and_the_cli_command(paths, capsys):
     assert capsys.readouterr().err == err
 
 
+def test_a_file_the_reading_commands_cannot_read_is_named_in_the_users_root(tmp_path, capsys):
+    # export named the temporary copy it read (/tmp/claw-export-...), not the user's file
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    sid = mem.chats.session_id("web", "u")
+    mem.sessions.persist(sid, [(1, None, "hi")], turn_completed=True)
+    log = mem.sessions.path(sid)
+    mem.close()
+    os.remove(log)
+    os.mkdir(log)  # a session file that cannot be read
+    want = os.path.join(str(root), "sessions", os.path.basename(log))
+    for argv in (["inspect", str(root)], ["stats", str(root)],
+                 ["export", str(root), "-o", str(tmp_path / "b.jsonl")]):
+        assert main.main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert err.startswith("claw-memory: ") and want in err and "claw-" not in err[13:], (argv, err)
+    records = root / "memory" / "memory_records.jsonl"
+    os.mkdir(records)  # and the store's journal
+    for cmd in ("inspect", "verify", "repair"):
+        assert main.main([cmd, str(root)]) == 1, cmd
+        err = capsys.readouterr().err
+        assert str(records) in err and "claw-" not in err[13:], (cmd, err)
+
+
 def test_demo_against_an_endpoint_that_does_not_answer_stops_at_once(tmp_path, monkeypatch, capsys):
     import socket
 

@@ -53,6 +53,30 @@ def test_recall_ranks_and_leaves_the_root_alone(tmp_path, capsys):
     assert _digest(root) == before, "recall on a copy: the root is unchanged"
 
 
+def test_a_count_below_its_range_is_a_usage_error_not_an_empty_answer(tmp_path, capsys):
+    # recall --limit 0 and inspect --last -1 printed "(none)" with exit 0, read as "nothing
+    # matches" / "no history"; search refused its --limit 0 already
+    root = tmp_path / "root"
+    _build(root)
+    for argv, opt in ((["recall", str(root), "Anna", "--limit", "0"], "--limit"),
+                      (["recall", str(root), "Anna", "--limit", "-1"], "--limit"),
+                      (["search", str(root), "Anna", "--limit", "0"], "--limit"),
+                      (["inspect", str(root), "--last", "-1"], "--last")):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 2 and err.startswith("claw-memory: %s must be" % opt) and not out, (argv, rc, out, err)
+    rc, out, _ = _run(capsys, "inspect", str(root), "--last", "0")
+    assert rc == 0
+
+
+def test_recall_on_a_lite_root_says_it_has_no_items(tmp_path, capsys):
+    # It printed "(none)", read as "nothing matches", where why says the root is LITE
+    root = tmp_path / "lite"
+    claw_memory.open(str(root), "lite").close()
+    for argv in (["recall", str(root), "tea"], ["why", str(root), "mem-1-0001"]):
+        rc, out, err = _run(capsys, *argv)
+        assert rc == 1 and "is a LITE data root: it has no long-term items" in err and not out, (argv, err)
+
+
 def test_context_message_shows_what_it_brings_in(tmp_path, capsys):
     root = tmp_path / "root"
     a, b = _build(root)
