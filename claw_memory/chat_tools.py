@@ -29,11 +29,12 @@ INCOGNITO = ("This session is incognito: nothing of it is remembered or written.
              "user must switch to a normal session first (/session switch <name>).")
 
 
-def err(error, action=None, **extra):
+def err(error, **extra):
     """`{"ok":false,"error":...}` with ESP-Claw's optional keys, in its order. Text that
-    echoes the model's input is cut (an error must not carry a 70 KB label back). `action`:
+    echoes the model's input is cut (an error must not carry a 70 KB label back). `action=`:
     a tool of ours names itself, as its answers do (ESP-Claw's errors name none)."""
-    out = ['{"ok":false,%s"error":%s' % ('"action":"%s",' % action if action else "", dumps(error))]
+    a = extra.get("action")
+    out = ['{"ok":false,%s"error":%s' % ('"action":"%s",' % a if a else "", dumps(error))]
     for k in ("message", "invalid_label", "available_summary_labels", "code"):
         if k == "available_summary_labels" and "available_json" in extra:
             out.append(',"available_summary_labels":' + extra["available_json"])  # JSON already
@@ -46,13 +47,13 @@ def err(error, action=None, **extra):
     return "".join(out)
 
 
-def failed(op, e, log=None, action=None):
+def failed(op, e, log=None, **extra):
     """ESP-Claw's `<op>_failed` envelope with an esp_err-style code; the error is logged."""
     note(log, "tool %s failed: %s" % (op, exc_text(e)))
     code = "ESP_ERR_NOT_FOUND" if isinstance(e, NotFound) else (
         "ESP_ERR_INVALID_ARG" if isinstance(e, ValueError) else
         "ESP_ERR_NO_MEM" if isinstance(e, MemoryError) else "ESP_FAIL")
-    return False, err(op + "_failed", action, code=code, message=str(e))
+    return False, err(op + "_failed", code=code, message=str(e), **extra)
 
 
 def args(raw):
@@ -65,15 +66,15 @@ def args(raw):
     return obj if isinstance(obj, dict) else None
 
 
-def required(raw, key, check, error, action=None):
+def required(raw, key, check, error, **extra):
     """(arguments, arguments[key], None) when `check` accepts the value, else (None, None,
     error envelope)."""
     a = args(raw)
     if a is None:
-        return None, None, err("invalid_json", action)
+        return None, None, err("invalid_json", **extra)
     value = a.get(key)
     if not check(value):
-        return None, None, err(error, action)
+        return None, None, err(error, **extra)
     return a, value, None
 
 
@@ -143,7 +144,7 @@ class SearchTool:
     async def memory_search(self, raw, request=None):
         # (each answer names the tool, its errors too: the history search leaves them out)
         a, query, error = required(raw, "query", lambda v: isinstance(v, str) and v.strip(),
-                                   "query is required", _SEARCH)
+                                   "query is required", action=_SEARCH)
         if error:
             return False, error
         limit = a.get("limit")
@@ -166,11 +167,11 @@ class SearchTool:
                 prefix = ""
                 ids = (sid,)
             else:
-                return False, err("no_session", _SEARCH, message="this request belongs to no session")
+                return False, err("no_session", action=_SEARCH, message="this request belongs to no session")
             skipped = []
             hits = self.sessions.search(query, limit, ids, skipped)
         except Exception as e:  # noqa: BLE001 -- never into the agent loop
-            return failed(_SEARCH, e, self._log, _SEARCH)
+            return failed(_SEARCH, e, self._log, action=_SEARCH)
         out = ['{"ok":true,"action":"%s","changed":false,"hits":[' % _SEARCH]
         for i, h in enumerate(hits):
             name = h["session"]
