@@ -129,7 +129,7 @@ def store_problems(st):
 
 
 def archive_problems(r):
-    """The problems of the archive from its repair report (Sessions.repair_archive)."""
+    """The problems of the archive from its repair report (Sessions.repair() with no session)."""
     return (["sessions/%s: listed in archive.list but missing (its archived turns are gone), "
              "dropped from the list" % n for n in r["missing"]]
             + ["sessions/%s: an archive segment archive.list does not name (a damaged list), "
@@ -155,7 +155,7 @@ def examine(copy):
         r = mem.sessions.repair(file=name)
         report["sessions"][name] = r
         problems += session_problems(name, r, before, _snapshot(d, name))
-    report["archive"] = mem.sessions.repair_archive()
+    report["archive"] = mem.sessions.repair()
     problems += archive_problems(report["archive"])
     mem.close()
     return report, problems
@@ -176,7 +176,7 @@ def repair_folder(root, files, store, archive):
     for name in files:
         mem.sessions.repair(file=name)
     if archive:
-        mem.sessions.repair_archive()
+        mem.sessions.repair()
     if store and mem.store is not None:
         mem.store.repair()
     mem.close()
@@ -188,7 +188,7 @@ m = claw_memory.open(%r, %r, extract=False, create=False)
 for f in %r:
     m.sessions.repair(file=f)
 if %r:
-    m.sessions.repair_archive()
+    m.sessions.repair()
 if %r and m.store is not None:
     m.store.repair()
 m.close()

@@ -437,7 +437,14 @@ class Sessions:
         "reindexed", "dropped", "index_entries_dropped", "torn_tail_bytes", "rebuilt_index",
         "pending", "pending_dropped", "pending_logged", "pending_superseded", "pending_unreadable",
         "leftovers");
-        `verify` afterwards finds nothing."""
+        `verify` afterwards finds nothing. With neither a session nor a file: what belongs to
+        no one session, the archive's catalog made to agree with its files (archive.repair:
+        {"missing", "relisted", "removed"}: segments listed but gone, segments no line names,
+        files of no segment)."""
+        if session_id is None and file is None:
+            from . import archive
+            self._settle()
+            return archive.repair(self.dir)
         from . import repair
         log = self._target(session_id, file)
         self._flushed(log)
@@ -445,14 +452,6 @@ class Sessions:
         st, rep = repair.repair(log, self.max_record_bytes, self._note)
         self._remember(log, st)
         return rep
-
-    def repair_archive(self):
-        """The archive's catalog and files made to agree (session/archive.repair): segments
-        listed but gone, segments no line names, text indexes of no segment. Returns its
-        report."""
-        from . import archive
-        self._settle()
-        return archive.repair(self.dir)
 
     def restore(self, file, records, blocked=False, archive=()):
         """Create a session from (type, backend, message JSON) records, written as they are,

@@ -307,7 +307,7 @@ def test_an_index_rebuild_cut_anywhere_searches_the_same_afterwards():
 
 def _repair_archive_matrix(config, torn):
     # The catalog damaged (the line of one segment lost), a stray segment of no session and
-    # the text index of no segment: repair_archive() lists the segment again and removes the
+    # the text index of no segment: repair() (no session) lists the segment again and removes the
     # strays; a cut anywhere leaves every listed segment whole and each record once, and a
     # repair after the cut finishes: the session's records as before the damage.
     stray = "s_chat_web_gone_0_00000000.log.arc99"
@@ -330,13 +330,13 @@ def _repair_archive_matrix(config, torn):
         tags = [(k, m) for k, m, w in _present(mem)]
         for t in tags:
             eq(tags.count(t), 1, "cut %d: record %r once" % (n, t))
-        mem.sessions.repair_archive()
+        mem.sessions.repair()
         eq([(k, m) for k, m, w in _present(mem)], want, "cut %d: then the session as before" % n)
         eq([x for x in os.listdir(D) if x == stray or x.endswith(".arc77.tix")], [], "cut %d: strays" % n)
-        eq(mem.sessions.repair_archive(), {"missing": [], "relisted": [], "removed": []},
+        eq(mem.sessions.repair(), {"missing": [], "relisted": [], "removed": []},
            "cut %d: nothing left to repair" % n)
 
-    total = _cut_each(config, torn, prepare, lambda: _open().sessions.repair_archive(), check)
+    total = _cut_each(config, torn, prepare, lambda: _open().sessions.repair(), check)
     ok(total > 1, "the repair writes")
     return total
 
