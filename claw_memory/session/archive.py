@@ -133,7 +133,7 @@ def head_print(log, idx=None):
     user or final record, in the low half that of its first final record (an answer), 0 when
     there is none among its first entries yet; each over the record's length and first bytes.
     0 for a missing log; None when it cannot be told (an empty log, an index (`idx`, default
-    `<log>.idx`) that names no such record)."""
+    `<log>.idx`) that names no such record, a head record whose bytes are damaged)."""
     n = fsutil.size(log)
     if n < 0:
         return 0
@@ -158,12 +158,31 @@ def head_print(log, idx=None):
     out = 0
     with open(log, "rb") as lf:
         for i, (off, ln) in enumerate(heads):
-            if off + ln > n:
+            if off + ln > n or ln < 3:
                 return None
             lf.seek(off)
-            h = text.fnv1a32(b"%d:" % ln + lf.read(min(ln, _PRINT_BYTES)))
+            raw = lf.read(min(ln, _PRINT_BYTES))
+            if not _sound(lf, off, ln, raw):
+                return None
+            h = text.fnv1a32(b"%d:" % ln + raw)
             out |= ((h >> 16 ^ h) & 0xFFFF or 1) << (16 if i == 0 else 0)
     return out
+
+
+def _sound(lf, off, ln, raw):
+    # Whether a head record's bytes look like one JSON object on a line: "{" first, "}" and the
+    # newline last, and none of its first bytes one that such a line never holds (a control
+    # byte, or one UTF-8 never uses: what zeroed, erased or torn flash leaves). A damaged head
+    # cannot be told: a print read from it would take the log for another and its archive
+    # would be removed as a deleted session's.
+    if raw[0] != 0x7B:
+        return False
+    for i in range(min(len(raw), ln - 1)):  # (not the newline)
+        c = raw[i]
+        if (c < 0x20 and c != 9) or c == 0xC0 or c == 0xC1 or c > 0xF4:
+            return False
+    lf.seek(off + ln - 2)
+    return lf.read(2) == b"}\n"
 
 
 def own(log):

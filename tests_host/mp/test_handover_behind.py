@@ -16,6 +16,7 @@ from turns import esp_replay, final as _final, tags as _tags, turn as _turn, use
 from claw_memory import fsutil
 from claw_memory.session import Sessions, file_name
 from claw_memory.session import archive as arc
+from claw_memory.session import format as fmt_
 from claw_memory.session import heads
 
 HEAP = "16M"
@@ -180,6 +181,32 @@ def test_an_emptied_log_keeps_its_archive():
         ok(any(h["archived"] for h in s.search("boiler Hendrik", 5, [SID])), "%s: still found" % kind)
         eq(_segs(), [seq for seq, p, size in segs], "%s: every segment kept" % kind)
         dev.unmount()
+
+
+def test_a_log_whose_head_records_are_damaged_keeps_its_archive():
+    # Zeroed, erased or torn bytes in the log's first user or final record changed its head
+    # print: the next search took the log for a new one and removed its whole archive as an
+    # ESP-Claw-deleted session's. A damaged head cannot be told: the archive stays its log's.
+    for kind in ("lfs2", "fat"):
+        for fill, where in ((b"\x00", "user"), (b"\xff", "user"), (b"\x00", "final")):
+            dev, segs = _archived_session(kind)
+            with open(_log() + ".idx", "rb") as f:
+                n = fmt_.entry_count(f.seek(0, 2))
+                off = [e[1] for e in fmt_.entries(f, n) if e[3] == (1 if where == "user" else 2)][0]
+            with open(_log(), "r+b") as f:
+                f.seek(off + 8)
+                f.write(fill * 12)
+            notes = []
+            s = Sessions(D, size_limit=6000, log=notes.append)
+            label = "%s %r in the first %s" % (kind, fill, where)
+            ok(any(h["archived"] for h in s.search("boiler Hendrik", 5, [SID])), "%s: still found" % label)
+            eq(_segs(), [seq for seq, p, size in segs], "%s: every segment kept" % label)
+            ok(not any("ESP-Claw deleted" in n for n in notes), "%s: %r" % (label, notes))
+            s.repair(SID)  # (the damaged record removed: the new head's print is written)
+            s = Sessions(D, size_limit=6000)
+            ok(any(h["archived"] for h in s.search("boiler Hendrik", 5, [SID])), "%s: after repair" % label)
+            eq(_segs(), [seq for seq, p, size in segs], "%s: kept after repair" % label)
+            dev.unmount()
 
 
 def test_another_sessions_compaction_does_not_make_the_archive_an_orphan():
