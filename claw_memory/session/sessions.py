@@ -233,8 +233,9 @@ class Sessions:
             self._flush(log, self._cache[log])
 
     def close(self):
-        """Flush the indexes and remove stale pending files; the files are then exactly
-        ESP-Claw's format."""
+        """Flush the indexes and remove the cached sessions' stale pending files (a session
+        that left the cache before keeps its own, which ESP-Claw never opens and the next
+        open of that session reads as stale: no damage, and no erase spent on eviction)."""
         from . import write
         self.flush()
         for log in self._order:

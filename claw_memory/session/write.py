@@ -216,7 +216,7 @@ def clear_stale(log, st):
 
 
 def drop_stale(log, st):
-    """On close: a stale pending file goes (the files are then exactly ESP-Claw's)."""
+    """On close: a stale pending file of a cached session goes."""
     if st.pend_size < 0 and st.pend_file >= 0:
         fsutil.remove(log + fmt_.PEND)
         st.pend_file = -1
