@@ -43,6 +43,7 @@ package(
         "session/pending.py",
         "session/plan.py",
         "session/ram.py",
+        "session/recatalog.py",
         "session/remap.py",
         "session/repair.py",
         "session/replay.py",

@@ -29,7 +29,7 @@ import os
 from array import array
 
 from .. import fsutil, text
-from .._compat import const, ilistdir
+from .._compat import const
 from ..core import FINAL, USER
 from . import format as fmt_
 
@@ -342,50 +342,6 @@ def drop_session(directory, log_name, seqs=None):
     remove_dead(directory, mine)
     write_catalog(directory, [e for e in entries if not any(e is m for m in mine)])
     return True
-
-
-def repair(directory):
-    """What only an explicit repair fixes in the archive (`verify` lists it first): live
-    segments whose file is gone (dropped from the catalog), and segment files no catalog line
-    names (a damaged catalog skips its lines): listed again, live, when their log is there
-    (their turns are the session's, searchable again; time unknown: 0; the log's head print
-    as it is now), else removed with
-    their text index; a text index whose segment is gone, removed. Returns {"missing":
-    [name], "relisted": [name], "removed": [name]} (file names)."""
-    out = {"missing": [], "relisted": [], "removed": []}
-    if not fsutil.exists(directory):
-        return out
-    entries = read(directory)
-    known = {(e[3], e[0]) for e in entries}
-    for e in entries:
-        if e[4] and not fsutil.exists(seg_path(directory, e[3], e[0])):
-            e[4] = False  # (its file is gone: encode() leaves it out)
-            out["missing"].append(seg_path("", e[3], e[0])[1:])
-            fsutil.remove(seg_path(directory, e[3], e[0]) + fmt_.TIX)
-    strays = []  # (few: collected first, as a folder is not changed while it is listed)
-    for name, is_dir in ilistdir(directory):
-        got = fmt_.segment_of(name)
-        if not is_dir and got is not None and got not in known:
-            strays.append(name)
-    strays.sort(key=lambda n: n.endswith(fmt_.TIX))  # (segments before text indexes)
-    for name in strays:
-        log, seq = fmt_.segment_of(name)
-        seg = seg_path(directory, log, seq)
-        if name.endswith(fmt_.TIX):
-            if not fsutil.exists(seg):
-                fsutil.remove(directory + "/" + name)
-                out["removed"].append(name)
-        elif fsutil.exists(directory + "/" + log):
-            hp = head_print(directory + "/" + log)  # (the log's now: ours from here on)
-            entries.append([seq, fsutil.size(seg), 0, log, True, (hp,) if hp else ()])
-            out["relisted"].append(name)
-        else:
-            fsutil.remove(seg)  # (its text index next, as a stray whose segment is gone)
-            out["removed"].append(name)
-    if out["missing"] or out["relisted"]:
-        entries.sort(key=lambda e: e[0])  # (oldest first: the bound drops from the front)
-        write_catalog(directory, entries)
-    return out
 
 
 def wipe(directory):

@@ -439,13 +439,13 @@ class Sessions:
         "pending", "pending_dropped", "pending_logged", "pending_superseded", "pending_unreadable",
         "leftovers");
         `verify` afterwards finds nothing. With neither a session nor a file: what belongs to
-        no one session, the archive's catalog made to agree with its files (archive.repair:
+        no one session, the archive's catalog made to agree with its files (recatalog.fix:
         {"missing", "relisted", "removed"}: segments listed but gone, segments no line names,
         files of no segment)."""
         if session_id is None and file is None:
-            from . import archive
+            from .recatalog import fix
             self._settle()
-            return archive.repair(self.dir)
+            return fix(self.dir)
         from . import repair
         log = self._target(session_id, file)
         self._flushed(log)
