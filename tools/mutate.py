@@ -67,6 +67,7 @@ TESTS = {
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py",
                                     _MP + "test_incognito.py", _MP + "test_search.py"],
     "session/restore": ["tests_host/test_cli.py", "tests_host/test_bundle_fields.py"],
+    "session/recatalog": ["tests_host/test_cli.py", _MP + "test_search_powercut.py"],
     "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py", _MP + "test_search_edges.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,
