@@ -14,6 +14,7 @@ from . import hosttools
 from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress, plural
 
 _CHUNK = 2048  # bytes per read round trip (mpremote's own cp uses 256)
+_REMOVE_BATCH = 32  # paths a removal round trip sends
 _WCHUNK = 2048  # bytes per write statement (mpremote uses 256)
 
 
@@ -65,29 +66,29 @@ def run(port, *args, timeout=120):
 
 _LISTING = """
 import os
-def _walk(p, rel, files, dirs):
-    dirs.append(rel)
+def _walk(p, rel):
+    print(repr(("d", rel)))
     for e in os.ilistdir(p):
         full = p + "/" + e[0]
         if e[1] & 0x4000:
-            _walk(full, rel + "/" + e[0], files, dirs)
+            _walk(full, rel + "/" + e[0])
         else:
-            files.append((rel + "/" + e[0], os.stat(full)[6]))
+            print(repr(("f", rel + "/" + e[0], e[3] if len(e) > 3 and e[3] >= 0 else os.stat(full)[6])))
 def _listing(root):
     try:
         os.stat(root)
     except OSError:
-        return None
-    files, dirs = [], []
+        print("NONE")
+        return
     base = root.rstrip("/")
     for name in ("sessions", "memory"):
         try:
             if os.stat(base + "/" + name)[0] & 0x4000:
-                _walk(base + "/" + name, name, files, dirs)
+                _walk(base + "/" + name, name)
         except OSError:
             pass
-    return dirs, files
-print(repr(_listing(%r)))
+    print("END")
+_listing(%r)
 """
 
 
@@ -178,8 +179,7 @@ class Board:
     def listing(self, root):
         """(dirs, [(path, size)]) of `sessions/` and `memory/` under `root` (paths relative to
         it), or None when `root` does not exist on the board."""
-        out = self.exec(_LISTING % root, timeout=120).strip().splitlines()
-        return ast.literal_eval(out[-1]) if out else None
+        return parse_listing(self.exec(_LISTING % root, timeout=600))
 
     def read(self, path, step=None):
         """The bytes of a file on the board; `step(n)` after every chunk."""
@@ -258,10 +258,39 @@ class Board:
             bar.done()
 
     def remove(self, paths, dirs=()):
-        """Remove files, then the (emptied) directories, deepest first."""
-        self.exec("import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass\n"
-                  "for p in %r:\n try:\n  os.rmdir(p)\n except OSError:\n  pass"
-                  % (list(paths), sorted(dirs, key=len, reverse=True)), timeout=120)
+        """Remove files, then the (emptied) directories, deepest first; _REMOVE_BATCH paths
+        a round trip (the board compiles each as source: thousands at once would not fit)."""
+        paths = list(paths)
+        dirs = sorted(dirs, key=len, reverse=True)
+        for i in range(0, len(paths), _REMOVE_BATCH):
+            self.exec("import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass"
+                      % paths[i:i + _REMOVE_BATCH], timeout=120)
+        for i in range(0, len(dirs), _REMOVE_BATCH):
+            self.exec("import os\nfor p in %r:\n try:\n  os.rmdir(p)\n except OSError:\n  pass"
+                      % dirs[i:i + _REMOVE_BATCH], timeout=120)
+
+
+def parse_listing(out):
+    """Board.listing's answer from what _LISTING printed: one line a folder or file, as it is
+    walked (the board never holds the listing: a list of thousands of sessions' files did not
+    fit in a board's heap); CliError when it did not finish."""
+    dirs, files = [], []
+    done = False
+    for line in out.splitlines():
+        line = line.strip()
+        if line == "NONE":
+            return None
+        if line == "END":
+            done = True
+        elif line.startswith("("):
+            e = ast.literal_eval(line)
+            if e[0] == "d":
+                dirs.append(e[1])
+            else:
+                files.append((e[1], e[2]))
+    if not done:
+        raise CliError("the board's listing did not finish: %s" % out.strip()[-200:])
+    return dirs, files
 
 
 def board_error(port, traceback):

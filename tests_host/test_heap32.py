@@ -164,3 +164,35 @@ def test_free_at_peak_frozen(ports, tmp_path, step):
     peak = heap32.figures(r.stdout)["steps"][step]["peak"]
     assert peak is not None and peak <= (BOARD_KIB - PEAK_FREE_KIB) * 1024, \
         "%s peaks at %.1f KiB" % (step, peak / 1024)
+
+
+def test_the_board_listing_of_2000_sessions_fits_a_board(port32_plain, tmp_path):
+    # What every CLI command with -p runs on the board first (Board.listing: pull, wipe,
+    # import --replace), in a board's heap: it held every path and the repr of the whole list
+    # (a root of 200 sessions ran out of 145 KiB); it prints each file as it walks them.
+    import subprocess
+
+    sys.path.insert(0, ROOT)
+    from claw_memory_cli import board, guard
+
+    root = tmp_path / "root"
+    (root / "sessions" / "chat_map").mkdir(parents=True)
+    (root / "memory").mkdir()
+    (root / "memory" / "user.md").write_bytes(b"# User\n")
+    (root / "sessions" / "chat_map" / "web_u1.json").write_bytes(b"{}")
+    for k in range(2000):
+        name = "s_chat_web_u%d_default_01_%08x.log" % (k, k)
+        (root / "sessions" / name).write_bytes(b'{"role":"user","content":"hi"}\n' * (1 + k % 3))
+        (root / "sessions" / (name + ".idx")).write_bytes(b"CHDX\x01\x00\x0a\x00")
+    script = tmp_path / "listing.py"
+    script.write_text(board._LISTING % str(root))
+    r = subprocess.run([port32_plain, "-X", "heapsize=%dK" % BOARD_KIB, str(script)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-500:] + r.stderr
+    dirs, files = board.parse_listing(r.stdout)
+    want_dirs, want_files = guard.listing(str(root))
+    assert sorted(dirs) == sorted(want_dirs) and sorted(files) == sorted(want_files)
+    assert len(files) == 4002
+    assert board.parse_listing("NONE\n") is None
+    with pytest.raises(board.CliError):
+        board.parse_listing(r.stdout.replace("END", ""))  # (cut short: never a partial listing)

@@ -27,6 +27,18 @@ def test_a_search_over_many_sessions_holds_at_most_16_kib(run32, tmp_path):
         assert int(above[scope]) <= ABOVE_KIB * 1024, "%s: %s bytes above idle" % (scope, above[scope])
 
 
+def test_a_search_whose_terms_are_in_every_log_of_hundreds_holds_at_most_16_kib(run32, tmp_path):
+    # 16 terms in each of 120 logs: the first pass kept every file's matches of every term
+    # (about 120 bytes a file), so the heap grew with the root (2,000 sessions: a MemoryError
+    # on a board, frozen); beyond a bound it keeps only the statistics, and a second walk
+    # scores the files it did not keep
+    r = run32("search_heap.py", "root", "120", "terms", cwd=str(tmp_path), heap="4M")
+    print(r.stdout)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("SEARCH-OK"), r.stdout + r.stderr
+    above = int(r.stdout.split("terms ", 1)[1].split()[0])
+    assert above <= ABOVE_KIB * 1024, "%d bytes above idle" % above
+
+
 def test_a_search_that_finds_a_60_kib_tool_result_fits_a_board(tmp_path):
     # Frozen (a board with the firmware), 145 KiB: records over indexer._PARSE_MAX are read
     # from their first bytes (a 24 KiB tool result parsed whole, copied and cut ran out)

@@ -4,7 +4,8 @@
 #
 # The second pass scores the records the first pass found, block by block, from the postings
 # it kept in its pool (or read again from an index beyond it), then the records it scored
-# from their text, keeping the best 2 x limit + 3 candidates.
+# from their text, keeping the best 2 x limit + 3 candidates; then (rest()) the files whose
+# matches the first pass did not keep, read again one at a time and scored into the same best.
 # The candidates are read file by file, block by block: a record's place from its block's
 # record table, then the record from its file. A record that holds none of the query's terms
 # (two terms sharing a bucket and key in a block) is left out; a position that holds no such
@@ -109,25 +110,26 @@ def _hits(q, file, cands, out, limit, max_chars):
 
 
 
-def score(q, k):
+def score(q, k, top=None):
     """The second pass: the best `k` candidates of the query `q` (search._Query), scored from
     the postings its first pass kept (in its pool, or read again from an index), and the
-    records it scored from their text. An index that fails here is left out, and the rest
-    scored again (its candidates took others' places)."""
+    records it scored from their text (a Top; given `top`, into it). An index that fails here
+    is left out, and the rest scored again (its candidates took others' places)."""
     bad = []
     while True:
+        t = Top(k) if top is None else top
         try:
-            return _score(q, k, bad)
+            _score(q, t, bad)
+            return t
         except _Bad:
-            pass
+            t.items = [c for c in t.items if c[2] not in bad]
 
 
 class _Bad(Exception):
     pass
 
 
-def _score(q, k, bad):
-    top = Top(k)
+def _score(q, top, bad):
     acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
     m = 0
     f = None
@@ -198,7 +200,37 @@ def _score(q, k, bad):
             continue
         top.push((round(q.bm25(q.ttf[t * nq : t * nq + nq], kd & 0xFFFFFF), 4),
                   order_of(q.korder[fi], off), fi, -1, (off, q.tlen[t], kd >> 24)))
+
+def rest(q, top):
+    """The files from the query `q`'s `cut` on, whose matches its first pass did not keep
+    (only their statistics): walked again one at a time, each scored into `top` (score()'s)
+    with the statistics of the whole scope; a file keeps its place in `kept` only while it
+    has a candidate there. Its candidates."""
+    q.keep = True
+    q.clear()
+    for i, file in enumerate(q.files()):
+        if i < q.cut or i in q.failed or q.excluded(file[1]):
+            continue
+        try:
+            q._file(file, i)
+        except OSError as e:
+            q.clear()
+            q.lost(file, e)  # (its statistics counted: as a file lost after the first pass)
+            continue
+        fi = len(q.kept) - 1
+        if len(q.bpos) or len(q.toff):
+            q.hand = (fi, file)
+            score(q, 0, top)
+            q.hand = None
+            q.clear()
+            for c in top.items:
+                if c[2] == fi:
+                    break
+            else:
+                for a in (q.kept, q.korder, q.kpath):
+                    a[fi:] = a[:0]
     return top.items
+
 
 def _reopen(f, open_fi, fi, kept):
     if open_fi != fi:
@@ -213,6 +245,7 @@ class Kept:
     in ascending order; a place behind starts the listing again)."""
 
     def __init__(self, q):
+        self.hand = q.hand  # (place in kept, file) of the file rest() scores
         self.files = q.files
         self.kept = q.kept
         self.kpath = q.kpath
@@ -221,6 +254,8 @@ class Kept:
         self.file = None
 
     def get(self, fi):
+        if self.hand is not None and self.hand[0] == fi:
+            return self.hand[1]
         want = self.kept[fi]
         if self.it is None or want < self.at:
             self.close()

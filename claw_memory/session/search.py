@@ -29,7 +29,10 @@
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
 # changed meanwhile reruns the query), 14 bytes and one per query term per record scored
-# from its text that matches, the candidates, one record.
+# from its text that matches, the candidates, one record. Once those pass _KEEP bytes (a
+# whole root of thousands of sessions: about 120 bytes a log for 16 terms), the first pass
+# keeps only the statistics of the files after, and the second walks those files again, one
+# at a time, scoring each with the whole scope's statistics (their indexes read twice).
 
 import math
 from array import array
@@ -38,13 +41,14 @@ from .. import fsutil, text
 from .._compat import ENOSPC, const
 from . import format as fmt_
 from . import indexer, tix
-from .hits import B, FAR, K1, Again, Stale, path_hash, score, verify
+from .hits import B, FAR, K1, Again, Stale, path_hash, rest, score, verify
 from .write import TAIL
 
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
+_KEEP = const(4096)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
 _AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
 
 
@@ -130,6 +134,10 @@ class _Query:
         self.note = note
         self.skipped = [] if skipped is None else skipped
         self.df = [0] * len(qh)
+        self.keep = True  # whether the first pass keeps matches (not only statistics)
+        self.cut = -1  # the place in the listing from which it did not (hits.rest)
+        self.failed = []  # the places of the files the first pass left out (few)
+        self.hand = None  # (see hits.Kept)
         self.n = 0  # records in scope
         self.sumdl = 0
         self.kept = array("H")  # the files with matches (their places in the listing)
@@ -157,7 +165,7 @@ class _Query:
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
-            if self.exclude and _listed(self.exclude, file[1]):
+            if self.excluded(file[1]):
                 continue
             marks = self._mark()
             try:
@@ -165,11 +173,16 @@ class _Query:
             except OSError as e:
                 self._undo(marks)
                 self.skip(file, e)
+                self.failed.append(i)
+            if self.keep and self._held() > _KEEP:
+                self.keep = False
+                self.cut = i + 1
         if not self.n:
             return []
         self.avg = self.sumdl / self.n
         self.idf = [math.log(1 + (self.n - d + 0.5) / (d + 0.5)) for d in self.df]
-        cands = score(self, 2 * limit + 3)
+        top = score(self, 2 * limit + 3)
+        cands = rest(self, top) if self.cut >= 0 else top.items
         # what the first pass kept is no longer needed: the records' reading below has its room
         self.pool = self.bfile = self.bpos = self.bn = self.bm = None
         self.mterm = self.mat = self.tfile = self.toff = self.tlen = self.tkdl = self.ttf = None
@@ -179,6 +192,17 @@ class _Query:
             # right as it is: every other candidate scored at most what it holds)
             raise Again()
         return hits
+
+    def _held(self):
+        return (8 * len(self.bpos) + 6 * len(self.mat) + 10 * len(self.kept)
+                + (14 + len(self.qh)) * len(self.toff))
+
+    def clear(self):
+        """The matches kept so far let go (hits.rest scores the files one at a time)."""
+        self._undo((0, 0, 0, 0, self.n, self.sumdl, self.df))
+
+    def excluded(self, path):
+        return self.exclude and _listed(self.exclude, path)
 
     def norm(self, dl):
         return K1 * (1 - B + B * dl / self.avg)
@@ -327,6 +351,8 @@ class _Query:
             if got is None:
                 continue
             self.df[i] += got[2]
+            if not self.keep:
+                continue  # (statistics only: hits.rest reads it again)
             if self.npool + got[1] + got[2] <= _POOL:
                 self.mterm.append(i << 10 | got[1])
                 self.mat.append(self._keep(got[3], dls))
@@ -373,6 +399,8 @@ class _Query:
             if any(tf):
                 for i, c in enumerate(tf):
                     self.df[i] += c > 0
+                if not self.keep:
+                    continue
                 self.tfile.append(fi)
                 self.toff.append(off)
                 self.tlen.append(ln)

@@ -335,6 +335,38 @@ def test_postings_beyond_the_pool_score_the_same():
     dev.unmount()
 
 
+@heap("16M")
+def test_a_whole_root_past_what_the_first_pass_keeps_scores_the_same():
+    # 150 sessions, each with the three terms: the first pass keeps the matches of the first
+    # ~110 files (search._KEEP), only the statistics of the others, which a second walk
+    # scores: the best 10 are BM25's over every record, the best one in the last file listed.
+    from claw_memory.session.listing import logs
+
+    dev, s = _fresh(blocks=1024)
+    texts = []
+    for k in range(150):
+        t = "kiwi pear plum note %d%s" % (k, " filler" * (k % 13))
+        s.persist("chat:web:u%d:default_01" % k, [(1, None, t)])
+        s.persist("chat:web:u%d:default_01" % k, [(2, None, "ok")], turn_completed=True)
+        texts += [t, "ok"]
+    last = list(logs(D))[-1]
+    sid = [("chat:web:u%d:default_01" % k) for k in range(150)
+           if D + "/" + file_name("chat:web:u%d:default_01" % k) == last][0]
+    best = "kiwi kiwi kiwi pear pear plum"
+    s.persist(sid, [(1, None, best)])
+    s.persist(sid, [(2, None, "ok")], turn_completed=True)
+    texts += [best, "ok"]
+    s.close()
+    scores = _bm25(texts, "kiwi pear plum")
+    got = s.search("kiwi pear plum", 10)
+    eq((got[0]["text"], got[0]["session"], got[0]["score"]), (best, last.rsplit("/", 1)[1], max(scores)),
+       "the best record, in the last file listed")
+    eq(sorted(h["score"] for h in got), sorted(scores)[-10:], "the best 10 scores of every record")
+    for h in got:
+        ok((h["text"], h["score"]) in list(zip(texts, scores)), "a hit as scored: %r" % h["text"])
+    dev.unmount()
+
+
 def test_a_record_after_a_damaged_line_is_found_where_it_is():
     # A line that is no record (torn, or another program's) is left out of the index: the
     # record after it is placed past it.
