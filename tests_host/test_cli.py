@@ -150,6 +150,17 @@ def test_verify_and_repair_the_archive(tmp_path, capsys):
     assert got and got[0]["archived"] and said in got[0]["text"], got
     assert not any(h["text"].startswith("turn 0:") for h in mem.search("zq0", 5)), "its file is gone"
     mem.close()
+    os.remove(d / segs[2])  # a listed segment gone, and nothing else
+    rc, out, _ = _run(capsys, "verify", str(root), "--json")
+    assert rc == 1 and json.loads(out)["problems"] == [
+        "sessions/%s: listed in archive.list but missing (its archived turns are gone), dropped from the list" % segs[2]]
+    rc, out, _ = _run(capsys, "repair", str(root))
+    assert rc == 0 and "NOT repaired" not in out, out
+    rc, out, _ = _run(capsys, "verify", str(root))
+    assert rc == 0 and "nothing to repair" in out, out
+    from claw_memory.session import archive
+
+    assert int(segs[2].rsplit("arc", 1)[1]) not in [e[0] for e in archive.read(str(d))], "not listed"
 
 
 def test_torn_tail_is_repaired_and_gone(tmp_path, capsys):

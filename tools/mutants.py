@@ -1656,7 +1656,8 @@ MUTANTS = [
      'arguments that are a JSON array/number accepted'),
     # stop of 2026-12-07: the archive's repair, a damaged head, the search tool's errors
     ('session/recatalog', '        if e[4] and not fsutil.exists(', '        if not fsutil.exists(',
-     'a dead line whose file is gone reported missing'),
+     'a dead line whose file is gone reported missing',
+     "equivalent: Sessions.repair() settles first, and the bound's settle writes the catalog without dead lines"),
     ('session/recatalog', '        if not is_dir and got is not None and got not in known:', '        if not is_dir and got is not None:',
      'listed segments taken for strays'),
     ('session/recatalog', '        elif fsutil.exists(directory + "/" + log):', '        elif False:',
