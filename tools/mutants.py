@@ -1676,4 +1676,11 @@ MUTANTS = [
      'a short head record damaged by its own newline'),
     ('chat_tools', """    out = ['{"ok":false,%s"error":%s' % ('"action":"%s",' % a if a else "", dumps(error))]""", """    out = ['{"ok":false,"error":%s' % dumps(error)]""",
      "memory_search's errors name no action (indexed)"),
+    # the whole root past what the first pass keeps (hits.rest)
+    ('session/search', '            if self.keep and self._held() > _KEEP:', '            if False:',
+     'the first pass keeps every match however many files (a whole root runs out of heap)'),
+    ('session/hits', '        if i < q.cut or i in q.failed or q.excluded(file[1]):', '        if i in q.failed or q.excluded(file[1]):',
+     'the files the first pass kept are scored again by rest()'),
+    ('session/search', '            if not self.keep:\n                continue  # (statistics only: hits.rest reads it again)', '            if False:\n                continue  # (statistics only: hits.rest reads it again)',
+     'matches kept past the bound as well as scored again by rest()'),
 ]
