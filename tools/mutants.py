@@ -1683,4 +1683,6 @@ MUTANTS = [
      'the files the first pass kept are scored again by rest()'),
     ('session/search', '            if not self.keep:\n                continue  # (statistics only: hits.rest reads it again)', '            if False:\n                continue  # (statistics only: hits.rest reads it again)',
      'matches kept past the bound as well as scored again by rest()'),
+    ('session/search', '        if self.full:\n            return False', '        if False:\n            return False',
+     'on a full flash every file of a search tries its index write'),
 ]

@@ -15,7 +15,9 @@
 # Records after the text index of a log being written (its last few turns, fewer than
 # write.TAIL bytes) are read and scored directly; any other file's are indexed first. The
 # pending turn is not searched. On a full flash (the index cannot be written), what a
-# file's index lacks is scored from its text the same way, and nothing is written. A file
+# file's index lacks is scored from its text the same way, and nothing is kept of the write
+# that failed: the first one ends the query's tries (FatFs programs sectors before it
+# finds no room). A file
 # that cannot be read (an I/O error other than "not found") is left out of the query,
 # noted, and its session reported as skipped: one bad file does not hide the others (when it
 # fails after the first pass, its candidates may have taken the places of others: the second
@@ -138,6 +140,7 @@ class _Query:
         self.cut = -1  # the place in the listing from which it did not (hits.rest)
         self.failed = []  # the places of the files the first pass left out (few)
         self.hand = None  # (see hits.Kept)
+        self.full = False  # an index write failed for want of room: no other is tried
         self.n = 0  # records in scope
         self.sumdl = 0
         self.kept = array("H")  # the files with matches (their places in the listing)
@@ -269,13 +272,19 @@ class _Query:
     def _index(self, path, end):
         # The index of `path` brought up to `end`; False when the flash is full: nothing of
         # the attempt is left (the caller scores what the index lacks from the text, as a
-        # log's last turns are: a search answers on a full flash, a little slower)
+        # log's last turns are: a search answers on a full flash, a little slower). After
+        # one such failure the query writes no other index: on a full FAT volume every
+        # attempt programs sectors before it fails (a whole-root search of a root ESP-Claw
+        # wrote programmed 24 MB trying each of its 2,000 sessions in turn).
+        if self.full:
+            return False
         try:
             indexer.update(path, self.max_record, end)
             return True
         except OSError as e:
             if e.args[0] != ENOSPC:
                 raise
+            self.full = True
             fsutil.remove(path + fmt_.TIX + fsutil.TMP)  # (a rewrite's; an append's is undone)
             if self.note:
                 self.note("search: %s scored from its text, its index not written: %r" % (path, e))

@@ -401,6 +401,47 @@ def test_a_full_flash_still_answers_and_is_left_as_it_was():
             dev.unmount()
 
 
+def test_on_a_full_flash_a_search_tries_one_index_write_not_one_per_file():
+    # On a full FAT volume every index write programs sectors before it fails: a whole-root
+    # search of sessions without indexes tried each in turn (24 MB programmed over 2,000
+    # sessions). After one failure for want of room the query writes no other index.
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=128)
+        fsutil.makedirs(D)
+        s = Sessions(D)
+        sids = ["chat:web:u%d:default_01" % i for i in range(5)]
+        for i, sid in enumerate(sids):
+            for n in range(4):
+                turn(s, sid, n + i, pad="p" * 100)
+        s.close()
+        for name in os.listdir(D):
+            if name.endswith(".tix"):
+                os.remove(D + "/" + name)
+        filled = _fill()
+        tries = []
+        real = search_mod.indexer.update
+
+        def counted(*a):
+            tries.append(a[0])
+            return real(*a)
+
+        search_mod.indexer.update = counted
+        try:
+            prog = dev.bytes_programmed
+            got = Sessions(D).search("boiler Hendrik Lena", 10)
+            spent = dev.bytes_programmed - prog
+        finally:
+            search_mod.indexer.update = real
+        eq(len(tries), 1, "%s: one index write tried, not one per session: %r" % (kind, tries))
+        ok(got, "%s: an answer" % kind)
+        _unfill(filled)
+        want = Sessions(D).search("boiler Hendrik Lena", 10)
+        eq([(h["session"], h["offset"], h["score"]) for h in got],
+           [(h["session"], h["offset"], h["score"]) for h in want], "%s: the same hits" % kind)
+        print(kind, "bytes programmed by the search on a full flash:", spent)
+        dev.unmount()
+
+
 def test_a_torn_index_on_a_full_flash_serves_up_to_its_last_whole_block():
     # FatFs keeps what fit of an index append that failed: its last block is torn. On a full
     # flash (no rewrite possible) the whole blocks before it still serve the query: only the
