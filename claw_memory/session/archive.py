@@ -181,6 +181,8 @@ def _sound(lf, off, ln, raw):
         c = raw[i]
         if (c < 0x20 and c != 9) or c == 0xC0 or c == 0xC1 or c > 0xF4:
             return False
+    if len(raw) == ln:  # (the whole record read: its end too)
+        return raw[-2:] == b"}\n"
     lf.seek(off + ln - 2)
     return lf.read(2) == b"}\n"
 

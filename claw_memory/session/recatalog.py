@@ -32,10 +32,9 @@ def fix(directory):
     for name, is_dir in ilistdir(directory):
         got = fmt_.segment_of(name)
         if not is_dir and got is not None and got not in known:
-            strays.append(name)
-    strays.sort(key=lambda n: n.endswith(fmt_.TIX))  # (segments before text indexes)
-    for name in strays:
-        log, seq = fmt_.segment_of(name)
+            strays.append((name, got[0], got[1]))
+    strays.sort(key=lambda x: x[0].endswith(fmt_.TIX))  # (segments before text indexes)
+    for name, log, seq in strays:
         seg = archive.seg_path(directory, log, seq)
         if name.endswith(fmt_.TIX):
             if not fsutil.exists(seg):
