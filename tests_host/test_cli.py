@@ -100,21 +100,32 @@ def test_verify_and_repair(tmp_path, capsys):
     assert len(list(mem.store.list())) == 2 and len(mem.sessions.messages(SID)) == 5
 
 
+def _archived(root, turns):
+    """The open memory of a root whose session compaction moved into archive segments:
+    `turns` turns, each with the word zq<n>, in a 6000-byte session."""
+    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
+    for i in range(turns):
+        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
+        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    return mem
+
+
+def _segments(d):
+    """The archive segment files of a sessions folder, oldest first."""
+    return sorted((n for n in os.listdir(d) if ".arc" in n and not n.endswith(".tix")),
+                  key=lambda n: int(n.rsplit("arc", 1)[1]))
+
+
 def test_verify_and_repair_the_archive(tmp_path, capsys):
     # verify said nothing of the archive: a segment its catalog lists but whose file is gone,
     # segments a damaged catalog no longer names (their turns unsearchable, for good), files
     # of no segment. Repair drops the first from the list, lists the second again (searchable
     # again), removes the third; verify then finds nothing.
     root = tmp_path / "root"
-    mem = claw_memory.open(str(root), extract=False, session_limit=6000)
-    for i in range(90):
-        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
-        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
-    mem.close()
+    _archived(root, 90).close()
     d = root / "sessions"
     log = "s_chat_web_local_default_0_964a2a51.log"
-    segs = sorted((n for n in os.listdir(d) if ".arc" in n and not n.endswith(".tix")),
-                  key=lambda n: int(n.rsplit("arc", 1)[1]))
+    segs = _segments(d)
     assert len(segs) >= 3, segs
     rc, out, _ = _run(capsys, "verify", str(root))
     assert rc == 0 and "nothing to repair" in out, out
@@ -144,7 +155,7 @@ def test_verify_and_repair_the_archive(tmp_path, capsys):
     assert rc == 0 and "nothing to repair" in out, out
     assert not (d / "s_chat_web_other_0_00000000.log.arc99").exists()
     assert not (d / (log + ".arc77.tix")).exists()
-    assert sorted(n for n in os.listdir(d) if ".arc" in n and not n.endswith(".tix")) == sorted(segs[1:])
+    assert _segments(d) == segs[1:]
     mem = claw_memory.open(str(root), extract=False)
     got = mem.search(word, 5)
     assert got and got[0]["archived"] and said in got[0]["text"], got
@@ -319,10 +330,7 @@ def test_the_archive_is_exported_and_imported(tmp_path, capsys):
     # live segment goes in the bundle after its session, and import writes it back with its
     # catalog line (its time; new numbers); a version 1 bundle (no segments) still imports
     root = tmp_path / "root"
-    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
-    for i in range(60):
-        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
-        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    mem = _archived(root, 60)
     want = mem.sessions.page(SID, 0, 50)["total"]
     hit = mem.search("zq0", 1)
     mem.close()
@@ -364,12 +372,8 @@ def test_export_goes_on_past_an_archive_segment_that_is_gone(tmp_path, capsys):
     # export, naming a temporary copy: no backup of anything else. search and page() pass
     # it by, and so does export
     root = tmp_path / "root"
-    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
-    for i in range(90):
-        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
-        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
-    mem.close()
-    segs = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))
+    _archived(root, 90).close()
+    segs = _segments(root / "sessions")
     assert len(segs) >= 2, segs
     os.remove(root / "sessions" / segs[0])
     shutil.copytree(root, tmp_path / "seen")
@@ -389,12 +393,8 @@ def test_an_archived_record_over_the_size_bound_is_left_out_as_a_logged_one_is(t
     # into the bundle as a line over 1 MiB, which import refuses: the backup could not be
     # restored. Export leaves it out, as it leaves out such a record of a log
     root = tmp_path / "root"
-    mem = claw_memory.open(str(root), extract=False, session_limit=6000, clock=lambda: 1800000000)
-    for i in range(60):
-        mem.sessions.persist(SID, [(1, None, "turn %d: the word zq%d %s" % (i, i, "p" * 40))])
-        mem.sessions.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
-    mem.close()
-    seg = sorted(f for f in os.listdir(root / "sessions") if ".arc" in f and not f.endswith(".tix"))[0]
+    _archived(root, 60).close()
+    seg = _segments(root / "sessions")[0]
     with open(root / "sessions" / seg, "ab") as f:
         f.write(b'{"role":"user","content":"' + b"y" * (2 << 20) + b'"}\n')
     with open(root / "sessions" / seg.split(".arc")[0], "ab") as f:  # (its log)

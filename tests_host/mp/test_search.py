@@ -632,24 +632,27 @@ def test_the_tool_searches_the_calling_agents_sessions_and_its_own():
     return run()
 
 
+def _said_in_two_sessions(user, chatter):
+    # The same words said in the chat's first session, after `chatter`, and then in its
+    # second ("trip", current): (device, memory, first session's id, second's).
+    dev = mount("lfs2", "/flash", blocks=256)
+    mem = claw_memory.open("/flash", extract=False)
+    old = mem.chats.session_id("web", user)
+    for text in chatter + ["where did I park the red scooter"]:
+        mem.sessions.persist(old, [(1, None, text)])
+        mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
+    mem.session_command("web", user, "new trip")
+    new = mem.chats.session_id("web", user)
+    mem.sessions.persist(new, [(1, None, "where did I park the red scooter")])
+    mem.sessions.persist(new, [(2, None, "fine")], turn_completed=True)
+    return dev, mem, old, new
+
+
 def test_a_tie_between_a_chats_sessions_goes_to_the_newer_however_far_into_the_older_log():
     # The older session's record lies more than 64 KiB into its log (a log grows to 150 KiB
     # before compaction): the newer session's record, at the start of its log, still comes
     # first on a tie.
-    dev = mount("lfs2", "/flash", blocks=256)
-    mem = claw_memory.open("/flash", extract=False)
-    old = mem.chats.session_id("web", "eve")
-    pad = "filler " * 300
-    for i in range(36):
-        mem.sessions.persist(old, [(1, None, "chatter %d %s" % (i, pad))])
-        mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
-    said = "where did I park the red scooter"
-    mem.sessions.persist(old, [(1, None, said)])
-    mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
-    mem.session_command("web", "eve", "new trip")
-    new = mem.chats.session_id("web", "eve")
-    mem.sessions.persist(new, [(1, None, said)])
-    mem.sessions.persist(new, [(2, None, "fine")], turn_completed=True)
+    dev, mem, old, new = _said_in_two_sessions("eve", ["chatter %d %s" % (i, "filler " * 300) for i in range(36)])
     got = mem.search("red scooter park", 2, chat=("web", "eve"))
     eq(got[0]["score"], got[1]["score"], "(a tie)")
     ok(max(h["offset"] for h in got) > 1 << 16, "(the old one over 64 KiB into its log)")
@@ -663,19 +666,7 @@ def test_ties_between_a_chats_sessions_go_to_the_current_one():
     # its map made them, the current one last); after a switch, the other one's.
     import json
 
-    dev = mount("lfs2", "/flash", blocks=256)
-    mem = claw_memory.open("/flash", extract=False)
-    old = mem.chats.session_id("web", "bob")
-    for i in range(8):
-        mem.sessions.persist(old, [(1, None, "some chatter number %d" % i)])
-        mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
-    said = "where did I park the red scooter"
-    mem.sessions.persist(old, [(1, None, said)])
-    mem.sessions.persist(old, [(2, None, "fine")], turn_completed=True)
-    mem.session_command("web", "bob", "new trip")
-    new = mem.chats.session_id("web", "bob")
-    mem.sessions.persist(new, [(1, None, said)])
-    mem.sessions.persist(new, [(2, None, "fine")], turn_completed=True)
+    dev, mem, old, new = _said_in_two_sessions("bob", ["some chatter number %d" % i for i in range(8)])
     eq(mem.chat_sessions(("web", "bob")), (old, new), "the current session last")
     got = mem.search("red scooter park", 2, chat=("web", "bob"))
     eq(got[0]["score"], got[1]["score"], "(a tie)")

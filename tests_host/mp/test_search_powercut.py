@@ -222,6 +222,13 @@ def _cut_each(config, torn, prepare, op, check):
     return total
 
 
+def _every_config(matrix):
+    # A matrix run on LittleFS and FAT, clean and torn cuts; its cut counts printed.
+    for config in ("lfs2-4096", "fat-sd-4096"):
+        for torn in (False, True):
+            print(config, torn, matrix(config, torn), "cuts")
+
+
 def _whole_or_gone(config, torn):
     outcomes = set()
 
@@ -237,16 +244,15 @@ def _whole_or_gone(config, torn):
             eq(arc.read(D), [], "cut %d: nor a catalog entry" % n)
         outcomes.add(bool(got))
 
-    _cut_each(config, torn, lambda: [(k, n) for k, n, w in _present(_open())],
-              lambda: _open().sessions.delete(SID), check)
+    total = _cut_each(config, torn, lambda: [(k, n) for k, n, w in _present(_open())],
+                      lambda: _open().sessions.delete(SID), check)
     eq(outcomes, {True, False}, "cuts before and after the deletion began")
+    return total
 
 
 @timeout(900)
 def test_deleting_an_archived_session_cut_anywhere_leaves_it_whole_or_gone():
-    for config in ("lfs2-4096", "fat-sd-4096"):
-        for torn in (False, True):
-            _whole_or_gone(config, torn)
+    _every_config(_whole_or_gone)
 
 
 def _lowered(config, torn):
@@ -272,9 +278,7 @@ def _lowered(config, torn):
 
 @timeout(900)
 def test_a_lowered_archive_limit_cut_anywhere_leaves_segments_whole_or_gone():
-    for config in ("lfs2-4096", "fat-sd-4096"):
-        for torn in (False, True):
-            print(config, torn, _lowered(config, torn), "cuts")
+    _every_config(_lowered)
 
 
 def _rebuild_matrix(config, torn):
@@ -300,9 +304,7 @@ def _rebuild_matrix(config, torn):
 
 @timeout(900)
 def test_an_index_rebuild_cut_anywhere_searches_the_same_afterwards():
-    for config in ("lfs2-4096", "fat-sd-4096"):
-        for torn in (False, True):
-            print(config, torn, _rebuild_matrix(config, torn), "cuts")
+    _every_config(_rebuild_matrix)
 
 
 def _repair_archive_matrix(config, torn):
@@ -343,6 +345,4 @@ def _repair_archive_matrix(config, torn):
 
 @timeout(900)
 def test_an_archive_repair_cut_anywhere_lists_each_segment_whole_and_once():
-    for config in ("lfs2-4096", "fat-sd-4096"):
-        for torn in (False, True):
-            print(config, torn, _repair_archive_matrix(config, torn), "cuts")
+    _every_config(_repair_archive_matrix)
