@@ -20,6 +20,7 @@ _SAFE_MAX = const(39)
 _ALIAS_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SPACE = const(" \t\n\r\x0c\x0b")
 _DELETING = const(".deleting")  # beside a chat map: the alias being deleted
+_SETTLED_MAX = const(8)  # chats whose leftovers of an interrupted write were looked for
 
 USAGE = (
     "Usage:\n"
@@ -158,6 +159,9 @@ class Chats:
         # Chat key -> alias of its incognito session: in RAM only, never in the map, so that
         # a reboot ends it (the chat is back on its map's current session).
         self._incognito = {}
+        # Chat keys whose map had no leftover of an interrupted write (Chats.state): looked
+        # for once, not on every turn (two name lookups in a folder of many maps).
+        self._settled = []
 
     def _path(self, key):
         return self.dir + "/" + map_file(key)
@@ -167,8 +171,14 @@ class Chats:
         repaired: valid aliases are kept (unique, at most 32), the current one falls back to
         the first, and an unreadable one starts again from default_01."""
         p = self._path(key)
-        fsutil.recover([p], valid=lambda t: True)
-        self._finish_delete(key)
+        if key not in self._settled:
+            # (a cut means a reboot, a new Chats; within this one only a write of ours that
+            # raised leaves them, and each write forgets the chat first: _unsettle)
+            fsutil.recover([p], valid=lambda t: True)
+            self._finish_delete(key)
+            if len(self._settled) == _SETTLED_MAX:
+                self._settled.pop(0)
+            self._settled.append(key)
         raw = _raw(p)  # (no stat first: the open tells a missing map)
         if raw is None:
             return None
@@ -228,7 +238,12 @@ class Chats:
                              % MAX_SESSIONS)
         self._write(key, current, aliases)
 
+    def _unsettle(self, key):
+        if key in self._settled:
+            self._settled.remove(key)
+
     def _write(self, key, current, aliases):
+        self._unsettle(key)
         fsutil.makedirs(self.dir)
         data = '{"chat_key":%s,"current_alias":%s,"sessions":%s}' % (dumps(key), dumps(current), dumps(aliases))
         fsutil.replace(self._path(key), data.encode())
@@ -365,6 +380,7 @@ class Chats:
         # All or nothing across a power cut: the journal names the alias first; from then on
         # the deletion is finished (history and map entry) by whoever reads the map next.
         journal = self._path(key) + _DELETING
+        self._unsettle(key)
         fsutil.write_file(journal, alias.encode())
         self._finish_delete(key)
         return "Deleted session: %s" % alias

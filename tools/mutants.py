@@ -1056,7 +1056,7 @@ MUTANTS = [
     ("chats", "        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "        self.sessions.delete(key + \":\" + alias)\n        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "/session delete removes the history before the journal names it"),
-    ("chats", "        self._finish_delete(key)\n        raw = _raw(p)", "        raw = _raw(p)",
+    ("chats", "            self._finish_delete(key)\n            if len(self._settled)", "            if len(self._settled)",
      "a deletion cut by a power loss is not finished when the map is read"),
     ("chats", "                self._write(key, current if current in aliases else aliases[0], aliases)\n        fsutil.remove(journal)",
      "                self._write(key, current if current in aliases else aliases[0], aliases)",
@@ -1685,4 +1685,11 @@ MUTANTS = [
      'matches kept past the bound as well as scored again by rest()'),
     ('session/search', '        if self.full:\n            return False', '        if False:\n            return False',
      'on a full flash every file of a search tries its index write'),
+    # a chat's leftovers looked for once per Chats (Chats.state)
+    ('chats', '        self._unsettle(key)\n        fsutil.makedirs(self.dir)', '        fsutil.makedirs(self.dir)',
+     "a map write that failed in a running memory not settled (FAT: the chat's map lost)"),
+    ('chats', '        self._unsettle(key)\n        fsutil.write_file(journal', '        fsutil.write_file(journal',
+     "a deletion that failed in a running memory left for the next boot"),
+    ('chats', '        if key not in self._settled:', '        if not self._settled:',
+     'only the first chat of a memory settled'),
 ]
