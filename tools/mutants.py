@@ -1692,4 +1692,9 @@ MUTANTS = [
      "a deletion that failed in a running memory left for the next boot"),
     ('chats', '        if key not in self._settled:', '        if not self._settled:',
      'only the first chat of a memory settled'),
+    # page() in one pass (replay.page)
+    ('session/replay', '        if not 0 < before <= total:', '        if not 0 < before < total:',
+     'a page before N ends with record N'),
+    ('session/replay', '            if len(picked) == limit:', '            if len(picked) > limit:',
+     'a page holds limit + 1 records'),
 ]

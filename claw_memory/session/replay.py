@@ -24,17 +24,18 @@ def page(log, st, before, limit, max_record, segments=()):
     """A page of visible user/assistant text, newest page by default (ESP-Claw's UI API):
     {"total","revision","next_before","has_more","messages":[{"seq","role","text"}]}. The
     archive segments (paths, oldest first) come before the log: older pages continue there."""
-    total = 0
-    for _ in _visible(log, st, segments, max_record):
-        total += 1
-    end = before if 0 < before < total else total
-    start = max(0, end - limit)
+    # One pass (the records' index entries are the cost: a session's and its archive's, a
+    # megabyte of history is thousands): it counts them all and keeps the last `limit` of
+    # those before `before` (all of them when 0), which is the page once the total is known.
     picked = []
-    for ordinal, rec in enumerate(_visible(log, st, segments, max_record)):
-        if start <= ordinal < end:
-            picked.append((ordinal,) + rec)
-        elif ordinal >= end:
-            break
+    total = 0
+    for rec in _visible(log, st, segments, max_record):
+        if not 0 < before <= total:
+            if len(picked) == limit:
+                picked.pop(0)
+            picked.append((total,) + rec)
+        total += 1
+    start = picked[0][0] if picked else total
     msgs = []
     used = 0
     for ordinal, path, off, ln, kind in reversed(picked):

@@ -366,6 +366,15 @@ def test_paging_continues_into_the_archive():
             break
         before = p["next_before"]
     eq(got, [w.rstrip("p").rstrip() for w in want], "pages back to the first turn, in order")
+    for limit in (1, 3, 7, 50):  # every window: archive, log and across them, and past either end
+        for before in (0, 1, 2, 5, 59, 60, 61, 119, 120, 121, 500):
+            p = s.page(SID, before, limit)
+            end = before if 0 < before < 120 else 120
+            start = max(0, end - limit)
+            eq(([m["seq"] for m in p["messages"]], p["next_before"], p["has_more"], p["total"]),
+               (list(range(start + 1, end + 1)), start, start > 0, 120), "page(%d, %d)" % (before, limit))
+            eq([m["text"].rstrip("p").rstrip() for m in p["messages"]],
+               [w.rstrip("p").rstrip() for w in want[start:end]], "page(%d, %d): texts" % (before, limit))
     s.close()
     for name in os.listdir(D):  # the text indexes are derived: paging makes them again
         if name.endswith(".tix"):
