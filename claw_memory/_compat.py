@@ -60,9 +60,10 @@ if MICROPYTHON:
         return buf.getvalue()
 
     def ilistdir(path):
-        """(name, is_dir) for each entry of a directory."""
+        """(name, is_dir, size) for each entry of a directory; size -1 where the filesystem
+        does not say (littlefs and FAT do, from the folder's metadata: no lookup per name)."""
         for entry in os.ilistdir(path):
-            yield entry[0], entry[1] == 0x4000
+            yield entry[0], entry[1] == 0x4000, entry[3] if len(entry) > 3 else -1
 
 else:
 
@@ -82,7 +83,8 @@ else:
         return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
     def ilistdir(path):
-        """(name, is_dir) for each entry of a directory."""
+        """(name, is_dir, size) for each entry of a directory; size -1: not said (a host's
+        stat is cheap)."""
         with os.scandir(path) as it:
             for entry in it:
-                yield entry.name, entry.is_dir()
+                yield entry.name, entry.is_dir(), -1

@@ -196,7 +196,7 @@ class Chats:
         own file name is skipped (its sessions are no chat's)."""
         if not fsutil.is_dir(self.dir):
             return
-        for name, is_dir in ilistdir(self.dir):
+        for name, is_dir, _ in ilistdir(self.dir):
             if is_dir or not name.endswith(".json"):
                 continue
             obj = _read(self.dir + "/" + name)

@@ -107,7 +107,7 @@ def _newest(mem):
     d = mem.sessions.dir
     best = None  # (mtime, file name): ties go to the name, so that the choice is stable
     if fsutil.is_dir(d):
-        for name, is_dir in ilistdir(d):
+        for name, is_dir, _ in ilistdir(d):
             log = name[: -len(PEND)] if name.endswith(PEND) else name
             if is_dir or not is_log_name(log):
                 continue
@@ -298,7 +298,9 @@ def stats(root=None, rows=False, mem=None):
     def size(path):
         if not fsutil.is_dir(path):
             return max(fsutil.size(path), 0)
-        return sum(size(path + "/" + name) for name, is_dir in ilistdir(path))
+        # (a file's size from the folder's listing where it says: no lookup per name)
+        return sum(n if n >= 0 and not is_dir else size(path + "/" + name)
+                   for name, is_dir, n in ilistdir(path))
 
     def each():
         for r in mem.sessions.list():

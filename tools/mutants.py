@@ -1697,4 +1697,13 @@ MUTANTS = [
      'a page before N ends with record N'),
     ('session/replay', '            if len(picked) == limit:', '            if len(picked) > limit:',
      'a page holds limit + 1 records'),
+    # the listing's one walk: pending and blocked marks, sizes (listing.rows)
+    ('session/listing', '    if has(marks[0], k) and fsutil.size(log + fmt_.PEND) >= 0:', '    if False and fsutil.size(log + fmt_.PEND) >= 0:',
+     "a listing's rows never pending"),
+    ('session/listing', '    blocked = has(marks[1], k) and fsutil.exists(log + fmt_.BLOCKED)', '    blocked = False and fsutil.exists(log + fmt_.BLOCKED)',
+     "a listing's rows never blocked"),
+    ('session/listing', '            for suffix, to in ((fmt_.PEND, pend), (fmt_.BLOCKED, blk)):', '            for suffix, to in ((fmt_.PEND, blk), (fmt_.BLOCKED, pend)):',
+     'pending and blocked marks swapped'),
+    ('session/listing', '            size = -1\n', '\n',
+     "a first turn's row takes its pending file's size for its log's"),
 ]

@@ -4,7 +4,8 @@
 #
 # RAM: one word per session file, a sorted list of the 30-bit keys (format.name_key) of the
 # named sessions that have files, so that the directory's pass skips them: an unnamed file
-# whose key equals a named one's, about 1 in 10**9 per pair, is not listed.
+# whose key equals a named one's, about 1 in 10**9 per pair, is not listed. One word per
+# pending file and per block marker (few), the keys of their logs.
 
 from .. import fsutil
 from .._compat import const, ilistdir
@@ -17,9 +18,13 @@ def rows(sessions):
     """Sessions.list()'s rows: the sessions `sessions.names()` names, then the other files."""
     names = iter(sessions.names() if sessions.names is not None else ())
     sid = _next(names)
+    # One walk of the folder first: how many logs, and which have a pending file or a block
+    # marker (few: their keys), so that a row costs no lookup of either name (littlefs reads
+    # the folder's metadata for each: with 2,000 sessions, hundreds of KiB a name).
+    count, marks = _scan(sessions.dir)
     # One allocation, made before the maps are read (the heap is least fragmented then),
     # and only when a chat map names a session.
-    keys = [0] * _count(sessions.dir) if sid is not None else None
+    keys = [0] * count if sid is not None else None
     n = 0
     while sid is not None:
         try:
@@ -27,7 +32,7 @@ def rows(sessions):
         except ValueError:  # an id no session can have
             log = None
         if log is not None:
-            row = peek(sessions, log)
+            row = peek(sessions, log, -1, marks)
             if n < len(keys) and (row["bytes"] or row["pending"] or fsutil.exists(log)):
                 keys[n] = fmt_.name_key(log)  # its file comes again below
                 n += 1
@@ -37,37 +42,51 @@ def rows(sessions):
     if keys:
         del keys[n:]
         keys.sort()
-    for log in logs(sessions.dir):
+    for log, size in logs(sessions.dir, True):
         if keys and has(keys, fmt_.name_key(log)):
             continue
-        row = peek(sessions, log)
+        row = peek(sessions, log, size, marks)
         row["id"] = None
         yield row
 
 
-def logs(directory):
+def logs(directory, sizes=False):
     """The path of every session's log in the directory (also of a first turn that has only
-    its pending file), one at a time."""
+    its pending file), one at a time; with `sizes`, (path, its size as the listing says: -1
+    when it does not, or for a first turn's)."""
     if not fsutil.is_dir(directory):
         return
     pend = fmt_.PEND
-    for name, is_dir in ilistdir(directory):
+    for name, is_dir, size in ilistdir(directory):
         if is_dir:
             continue
         if name.endswith(pend):
             name = name[: -len(pend)]  # a first turn not completed yet: no log
             if not fmt_.is_log_name(name) or fsutil.exists(directory + "/" + name):
                 continue
+            size = -1
         elif not fmt_.is_log_name(name):
             continue
-        yield directory + "/" + name
+        yield (directory + "/" + name, size) if sizes else directory + "/" + name
 
 
-def _count(directory):
+def _scan(directory):
+    # (the logs of logs(), (sorted keys of the logs with a pending file, and with a block
+    # marker)): one walk
+    from array import array
+
     n = 0
-    for _ in logs(directory):
-        n += 1
-    return n
+    pend = array("I")
+    blk = array("I")
+    if fsutil.is_dir(directory):
+        for name, is_dir, _ in ilistdir(directory):
+            if is_dir:
+                continue
+            for suffix, to in ((fmt_.PEND, pend), (fmt_.BLOCKED, blk)):
+                if name.endswith(suffix):
+                    to.append(fmt_.name_key(name[: -len(suffix)]))
+            n += fmt_.is_log_name(name) or name.endswith(fmt_.PEND)
+    return n, (sorted(pend), sorted(blk))
 
 
 def _next(it):
@@ -89,22 +108,27 @@ def has(keys, k):
     return lo < len(keys) and keys[lo] == k
 
 
-def peek(sessions, log):
+def peek(sessions, log, size, marks):
     """A session's stat without repairing it, in few file lookups (littlefs looks a name up
-    by reading the directory: with thousands of sessions, lookups are the cost)."""
+    by reading the directory: with thousands of sessions, lookups are the cost); `size`: the
+    log's when a listing said it, else -1; `marks`: _scan's (a name they lack is not looked
+    up; one they hold is, as keys can collide)."""
     from . import pending, repair
 
     if log in sessions._cache:
         return sessions._stat(log)
-    size = fsutil.size(log)
+    if size < 0:
+        size = fsutil.size(log)
     records = _indexed(log, size)
     if records < 0:  # the index does not end where the log does: what an open would find
         records = repair.analyse(log, sessions.max_record_bytes).report()["records"]
+    k = fmt_.name_key(log)
     pend = 0
-    if fsutil.size(log + fmt_.PEND) >= 0:
+    if has(marks[0], k) and fsutil.size(log + fmt_.PEND) >= 0:
         pend = pending.Pending(log, sessions.max_record_bytes).records
+    blocked = has(marks[1], k) and fsutil.exists(log + fmt_.BLOCKED)
     return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
-            "pending": pend, "blocked": fsutil.exists(log + fmt_.BLOCKED)}
+            "pending": pend, "blocked": blocked}
 
 
 def _indexed(log, size):

@@ -29,7 +29,7 @@ def fix(directory):
             out["missing"].append(archive.seg_path("", e[3], e[0])[1:])
             fsutil.remove(archive.seg_path(directory, e[3], e[0]) + fmt_.TIX)
     strays = []  # (few: collected first, as a folder is not changed while it is listed)
-    for name, is_dir in ilistdir(directory):
+    for name, is_dir, _ in ilistdir(directory):
         got = fmt_.segment_of(name)
         if not is_dir and got is not None and got not in known:
             strays.append((name, got[0], got[1]))

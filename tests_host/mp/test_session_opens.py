@@ -139,3 +139,44 @@ def test_a_responses_session_emptied_by_firmware_without_format_3_opens_empty():
     eq(mem.sessions.messages(SID), [{"role": "user", "content": "hello again"}], "and used again")
     mem.close()
     dev.unmount()
+
+
+def test_list_of_a_fresh_open_marks_pending_and_blocked_sessions_exactly():
+    # The listing learns which sessions have a pending turn or a block marker from one walk
+    # of the folder, and each log's size from it (no lookup of those names per session): a
+    # fresh open (nothing cached), named and unnamed sessions, each with and without a
+    # pending turn or a marker, on LittleFS and FAT, row by row against the files.
+    import os
+
+    for kind in ("lfs2", "fat"):
+        dev, mem = _fresh(kind)
+        mem.chats.session_id("web", "a")
+        for alias in ("b", "c", "d"):
+            mem.session_command("web", "a", "new " + alias)
+        named = ["chat:web:a:" + x for x in ("default_01", "b", "c", "d")]
+        loose = ["loose_%d" % k for k in range(4)]
+        for i, sid in enumerate(named + loose):
+            if i % 4 != 3:  # (the fourth of each: only a pending first turn)
+                _turn(mem.sessions, 1, tools=False, sid=sid)
+            if i % 2:
+                mem.sessions.persist(sid, [(1, _user(2), None)])  # (a turn not completed)
+        mem.close()
+        for sid in (named[1], loose[2]):
+            with open(_log(sid) + ".blocked", "wb") as f:
+                f.write(b"")
+        mem = claw_memory.open("/flash")
+        got = {}
+        for r in mem.sessions.list():
+            got[r["file"]] = (r["id"], r["bytes"], r["records"], r["pending"], r["blocked"])
+        want = {}
+        for i, sid in enumerate(named + loose):
+            try:
+                size = os.stat(_log(sid))[6]
+            except OSError:
+                size = 0
+            logged = 0 if i % 4 == 3 else 2
+            pend = i % 2
+            want[session.file_name(sid)] = (sid if i < 4 else None, size, logged + pend, pend,
+                                            sid in (named[1], loose[2]))
+        eq(got, want, "%s: every row" % kind)
+        dev.unmount()
