@@ -8,7 +8,7 @@
 
 import os
 
-from ._compat import EIO, ENOENT, ENOSPC, ENOTDIR, const
+from ._compat import EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, const
 
 TMP = const(".tmp")  # suffix of a file's next version while it is written
 _CHUNK = const(4096)  # Buffered's piece: a sector of the ESP32's FAT partition, 8 of an SD card's
@@ -31,8 +31,21 @@ def exists(path):
 
 
 def size(path):
-    """File size in bytes, -1 when the file does not exist."""
-    st = _stat(path)
+    """File size in bytes, -1 when the file does not exist (also, on FAT, for a folder)."""
+    # An open, not a stat: MicroPython's littlefs stat looks the name up twice (the file,
+    # then its time attribute), and a look-up reads the folder's metadata (tens of KiB in a
+    # folder of many sessions; several a turn). A missing name costs one look-up either way.
+    # An I/O error is no "missing": it propagates (no stat after it: littlefs may keep the
+    # failed read's cache line, and a second look-up then finds no file).
+    try:
+        with open(path, "rb") as f:
+            return f.seek(0, 2)
+    except OSError as e:
+        if e.args[0] in (ENOENT, ENOTDIR):
+            return -1
+        if e.args[0] != EISDIR:
+            raise
+    st = _stat(path)  # (a folder: littlefs and the host do not open one)
     return -1 if st is None else st[6]
 
 

@@ -1706,4 +1706,9 @@ MUTANTS = [
      'pending and blocked marks swapped'),
     ('session/listing', '            size = -1\n', '\n',
      "a first turn's row takes its pending file's size for its log's"),
+    # a file's size by an open: one look-up, not a stat's two (fsutil.size)
+    ('fsutil', '        with open(path, "rb") as f:\n            return f.seek(0, 2)', '        raise OSError(EISDIR)',
+     "a file's size looked up by a stat (twice on littlefs)"),
+    ('fsutil', '        if e.args[0] != EISDIR:\n            raise\n', '',
+     'an I/O error finding a size taken for a folder, stat after it (a file read as missing)'),
 ]

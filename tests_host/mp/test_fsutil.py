@@ -49,6 +49,34 @@ def test_basic_helpers():
     dev.unmount()
 
 
+def test_size_looks_a_name_up_once():
+    # A file's size costs one look-up of its name (an open), not a stat's two (MicroPython's
+    # littlefs stat reads the time attribute by name too): in a folder of many files each
+    # look-up reads its metadata. The answers are a stat's: a file's size, -1 when missing
+    # (also under a file), a folder no missing file on LittleFS; on FAT a folder reads as
+    # missing.
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=256)
+        os.mkdir("/flash/s")
+        for n in range(120):
+            with open("/flash/s/session_number_%03d.log" % n, "wb") as f:
+                f.write(b"x" * n)
+        p = "/flash/s/session_number_077.log"
+        r0 = dev.bytes_read
+        os.stat(p)
+        by_stat = dev.bytes_read - r0
+        r0 = dev.bytes_read
+        eq(fsutil.size(p), 77, kind + ": size")
+        by_size = dev.bytes_read - r0
+        ok(by_size <= (by_stat * 6 // 10 if kind == "lfs2" else by_stat + 512),
+           "%s: size read %d bytes, a stat %d" % (kind, by_size, by_stat))
+        eq(fsutil.size("/flash/s/none.log"), -1, kind + ": missing")
+        eq(fsutil.size(p + "/under"), -1, kind + ": under a file")
+        n = fsutil.size("/flash/s")  # (littlefs gives a folder no size of meaning)
+        ok(n >= 0 if kind == "lfs2" else n == -1, "%s: a folder: %d" % (kind, n))
+        dev.unmount()
+
+
 def test_a_folder_is_not_a_missing_file_on_fat():
     # (FatFs answers an open of a folder with "no file")
     dev = mount("fat", "/flash", blocks=64)
