@@ -46,8 +46,13 @@ _DIGEST_BUF = 256  # digest line reader
 
 
 def dumps(obj):
-    # cJSON_PrintUnformatted: no whitespace.
-    return json.dumps(obj, separators=(",", ":"))
+    # cJSON_PrintUnformatted: no whitespace, non-ASCII characters written raw (only '"', '\\'
+    # and control characters escaped). MicroPython's json writes them raw and has no
+    # ensure_ascii.
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":"))
 
 
 def _size(path):
