@@ -25,10 +25,17 @@ unix port, `.venv/bin/micropython` with MICROPYPATH at the checkout):
 - bytes: the same turns, chat-map commands and stores on both sides, compared byte for byte
   (.log, .idx, chat maps, memory_records.jsonl lines with ids and times masked).
 
-Usage (ESP-Claw's source is a git dir without a work tree, so make one first):
+- port: our Python port of ESP-Claw (tools/benchmark/baselines/espclaw.py) against the C
+  code: the same persists over three backends, a compaction and a block give the same .log,
+  .idx and request bodies.
+- reset: ours persists turns and is cut off without close() (a reset, a firmware switch by
+  flashing), then ESP-Claw's firmware takes the root: a known open finding (docs/FORMAT.md,
+  "our index may lag"), expected to fail.
 
-    mkdir -p /tmp/espclaw && git -C /work/.mirror/Bariest+esp-claw/repo archive HEAD \\
-        components/claw_modules components/claw_capabilities | tar -x -C /tmp/espclaw
+Usage, with an ESP-Claw source tree (its components/claw_modules and
+components/claw_capabilities; the snapshot used here: github.com/Bariest/esp-claw) in
+/tmp/espclaw:
+
     CLAW_ESPCLAW_SRC=/tmp/espclaw .venv/bin/python tools/espclaw_c/run.py [scenario ...] \\
         [--runtime cpython|micropython]
     CLAW_ESPCLAW_SRC=/tmp/espclaw .venv/bin/python -m pytest -q tests_host/test_espclaw_c.py
