@@ -1,10 +1,14 @@
 """`claw-memory doctor`: the host tools found, with versions, and a board's library (-p)."""
 
+import os
+
 from . import deploy, hosttools
+from .roots import PORT_ENV
 from .ui import EXIT_OK, EXIT_PROBLEMS, emit_json
 
 
 def cmd_doctor(args):
+    args.port = args.port or os.environ.get(PORT_ENV)  # (as every board command takes it)
     missing = 0
     rows = []
     for tool, path, ver, purpose in hosttools.doctor():
@@ -12,7 +16,7 @@ def cmd_doctor(args):
         if not (path and ver):
             missing += 1
     got = None
-    if args.port:  # only when asked: a board is not one of the host's tools
+    if args.port:  # only when asked (-p, $CLAW_PORT): a board is not one of the host's tools
         got = deploy.survey(args.port)
         rows.append({"tool": "board", "path": args.port,
                      "version": got["version"] and "claw_memory %s" % got["version"],

@@ -99,6 +99,15 @@ def test_every_subcommand_fails_with_one_line_and_a_documented_code(paths, capsy
     assert not bad, "\n".join(bad)
 
 
+def test_doctor_takes_the_board_from_claw_port(paths, capsys, monkeypatch):
+    # As every board command: $CLAW_PORT names the board when -p does not. (Before, doctor
+    # said all was well with a board that was not there.)
+    monkeypatch.setenv("CLAW_PORT", paths["missing"])
+    rc = main.main(["doctor"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc in CODES and rc != 0 and len(err) == 1 and paths["missing"] in err[0], (rc, err)
+
+
 def test_the_console_script_says_it_in_one_line_too(paths):
     r = _cli("export", paths["root"], "-o", os.path.join(paths["file"], "b.jsonl"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("claw-memory: ")
