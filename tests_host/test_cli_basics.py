@@ -17,7 +17,8 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == "claw-memory " + claw_memory.__version__
 
 
-def test_doctor_reports_every_tool_with_versions(capsys):
+def test_doctor_reports_every_tool_with_versions(capsys, monkeypatch):
+    monkeypatch.delenv("CLAW_PORT", raising=False)  # (a board would be surveyed too)
     rc = main.main(["doctor"])
     out = capsys.readouterr().out
     for tool in ("micropython", "mpy-cross", "mpremote", "esptool"):
@@ -27,6 +28,7 @@ def test_doctor_reports_every_tool_with_versions(capsys):
 
 
 def test_doctor_says_what_is_missing(monkeypatch, capsys):
+    monkeypatch.delenv("CLAW_PORT", raising=False)
     monkeypatch.setenv("MICROPYTHON", "/nonexistent/micropython")
     monkeypatch.setattr(hosttools, "find", lambda name, env=None: (
         "/nonexistent/micropython" if name == "micropython" else None))
@@ -67,7 +69,8 @@ def test_port_options_have_a_short_form_and_an_environment_variable():
     assert "-p PORT, --port PORT" in text and "CLAW_PORT" in text
 
 
-def test_doctor_shows_the_unix_port_micropython_version(capsys):
+def test_doctor_shows_the_unix_port_micropython_version(capsys, monkeypatch):
+    monkeypatch.delenv("CLAW_PORT", raising=False)
     main.main(["doctor", "--json"])
     rows = {r["tool"]: r for r in __import__("json").loads(capsys.readouterr().out)}
     ver = rows["micropython"]["version"]
