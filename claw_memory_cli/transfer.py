@@ -29,6 +29,10 @@ def cmd_export(args):
             say(msg)
         else:
             print(msg)
+    if counts.get("chat_maps_unreadable"):
+        say("warning: %s in %s could not be read (damaged, its chat key lost with it): the "
+            "sessions of that chat are in the bundle without their chat"
+            % (ui.plural(counts["chat_maps_unreadable"], "chat map"), where))
     return EXIT_OK
 
 

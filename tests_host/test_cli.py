@@ -568,6 +568,22 @@ def test_export_skips_a_chat_map_with_a_strange_key(tmp_path, capsys):
     (root / "sessions" / "chat_map" / "chat_x_00000000.json").write_text('{"chat_key":42,"current_alias":"a","sessions":["a"]}')
     rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
     assert rc == 0 and "1 chat map" in out and "chat maps" not in out
+    assert "warning: 1 chat map in %s could not be read" % root in err, err
+
+
+def test_export_says_a_damaged_chat_map_leaves_its_sessions_without_their_chat(tmp_path, capsys):
+    # A map whose bytes no longer hold its chat key: the key is lost, its sessions are
+    # exported by file name only. Said, not silent (a restore would not give the chat back
+    # its sessions).
+    root = tmp_path / "root"
+    _build(root)
+    path = root / "sessions" / "chat_map" / chats.map_file("chat:web:local")
+    path.write_bytes(b"\x00\xff not a map")
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "b.jsonl"))
+    assert rc == 0 and "0 chat maps" in out, out
+    assert "warning: 1 chat map in %s could not be read" % root in err, err
+    rc, out, err = _run(capsys, "export", str(root), "-o", str(tmp_path / "c.jsonl"), "--json")
+    assert json.loads(out)["counts"]["chat_maps_unreadable"] == 1
 
 
 def test_export_keeps_a_chat_map_with_a_stray_tail(tmp_path, capsys):
