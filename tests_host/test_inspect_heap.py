@@ -128,8 +128,10 @@ def port32(port32_plain, tmp_path_factory):
 def test_views_of_2000_chats_on_the_32_bit_port_as_mpy(root, port32, what):
     root_dir, script, last = root
     binary, pkg = port32
-    # Measured: opening the memory needs 115 KiB of heap, each view at most 140 KiB (much of
-    # the difference is fragmentation: the listing's keys are one 8 KiB block); 150 KiB
-    # leaves a margin for the fragmentation, which varies from run to run.
-    r, got = _view(binary, pkg, script, root_dir, what, "150K")
+    # Measured: opening the memory needs 115 KiB of heap; the smallest heap each view
+    # completes in: sessions 104-106 KiB, history less, context 139-148 KiB from run to run
+    # (fragmentation: the collector takes words on the C stack for pointers, so what stays
+    # pinned moves). 160 KiB is over the worst of them with a margin (at 150 the context view
+    # failed in two suite runs, passing alone with the same code).
+    r, got = _view(binary, pkg, script, root_dir, what, "160K")
     _check(r, got, what, last)
