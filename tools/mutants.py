@@ -1716,4 +1716,8 @@ MUTANTS = [
      "a map another memory's failed write left only as its tmp (FAT) is made afresh: the chat's sessions lost"),
     ('chats', '        self._unsettle(key)\n        try:\n            if hidden:', '        try:\n            if hidden:',
      "a deletion another memory journaled is not finished before a command: switched to, then deleted at the next boot"),
+    # a name that is not UTF-8 in the sessions folder, under CPython (format.name_key)
+    ('session/format', '    return text.fnv1a32(text.to_bytes(log.rsplit("/", 1)[-1])) & _KEY_MASK',
+     '    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK',
+     "a listing under CPython ends in a UnicodeEncodeError at a name that is not UTF-8"),
 ]
