@@ -1707,7 +1707,7 @@ MUTANTS = [
     ('session/listing', '            size = -1\n', '\n',
      "a first turn's row takes its pending file's size for its log's"),
     # a file's size by an open: one look-up, not a stat's two (fsutil.size)
-    ('fsutil', '        with open(path, "rb") as f:\n            return f.seek(0, 2)', '        raise OSError(EISDIR)',
+    ('fsutil', '        with open(path, "rb") as f:\n            n = f.seek(0, 2)', '        raise OSError(EISDIR)\n        with open(path, "rb") as f:\n            n = f.seek(0, 2)',
      "a file's size looked up by a stat (twice on littlefs)"),
     ('fsutil', '        if e.args[0] != EISDIR:\n            raise\n', '',
      'an I/O error finding a size taken for a folder, stat after it (a file read as missing)'),
@@ -1720,4 +1720,7 @@ MUTANTS = [
     ('session/format', '    return text.fnv1a32(text.to_bytes(log.rsplit("/", 1)[-1])) & _KEY_MASK',
      '    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK',
      "a listing under CPython ends in a UnicodeEncodeError at a name that is not UTF-8"),
+    # a FAT file whose cluster chain is broken (fsutil.size)
+    ('fsutil', '            if f.read(1):\n', '            if False:\n',
+     "a FAT log cross-linked by a cut inside a rename read as shorter: its repair drops acknowledged turns"),
 ]
