@@ -171,17 +171,25 @@ class Chats:
         repaired: valid aliases are kept (unique, at most 32), the current one falls back to
         the first, and an unreadable one starts again from default_01."""
         p = self._path(key)
+        looked = key not in self._settled
+        if looked:
+            # (a cut means a reboot, a new Chats; within this one only a failed write leaves
+            # them: each write of ours forgets the chat first (_unsettle), a command looks
+            # again (another memory's journal), and so does a map found gone, below)
+            self._settle(key)
+        raw = _raw(p)  # (no stat first: the open tells a missing map)
+        if raw is None and not looked:
+            # Gone since it was settled: another memory on this root (docs/FORMAT.md) cut
+            # inside FAT's remove-then-rename leaves the map only as its tmp.
+            self._unsettle(key)
+            self._settle(key)
+            raw = _raw(p)
+        if raw is None:
+            return None  # (not settled: a chat without a map looks each time, as it did)
         if key not in self._settled:
-            # (a cut means a reboot, a new Chats; within this one only a write of ours that
-            # raised leaves them, and each write forgets the chat first: _unsettle)
-            fsutil.recover([p], valid=lambda t: True)
-            self._finish_delete(key)
             if len(self._settled) == _SETTLED_MAX:
                 self._settled.pop(0)
             self._settled.append(key)
-        raw = _raw(p)  # (no stat first: the open tells a missing map)
-        if raw is None:
-            return None
         obj = jsonraw.json_value(raw, True)  # (ESP-Claw's cJSON_Parse ignores a stray tail)
         current, aliases = _parse(obj, key)
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
@@ -238,6 +246,11 @@ class Chats:
                              % MAX_SESSIONS)
         self._write(key, current, aliases)
 
+    def _settle(self, key):
+        # The leftovers of an interrupted write of the chat's map: a tmp, a deletion's journal.
+        fsutil.recover([self._path(key)], valid=lambda t: True)
+        self._finish_delete(key)
+
     def _unsettle(self, key):
         if key in self._settled:
             self._settled.remove(key)
@@ -292,6 +305,9 @@ class Chats:
         if alias is not None and not valid_alias(alias):
             return USAGE
         key = chat_key(channel, chat_id, agent)
+        # (a command looks again: a deletion another memory on this root journaled and could
+        # not finish is finished before this one reads or writes the map)
+        self._unsettle(key)
         try:
             if hidden:
                 return self._hidden(key, alias or _INCOGNITO_NAME)

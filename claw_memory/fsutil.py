@@ -37,9 +37,15 @@ def size(path):
     # folder of many sessions; several a turn). A missing name costs one look-up either way.
     # An I/O error is no "missing": it propagates (no stat after it: littlefs may keep the
     # failed read's cache line, and a second look-up then finds no file).
+    # On FAT, MicroPython's seek answers where its walk of the cluster chain stopped and
+    # drops the walk's error (a chain broken by a cut inside a rename): the read at the end
+    # raises it (EIO), or finds bytes; on a sound file it reads nothing, from no sector.
     try:
         with open(path, "rb") as f:
-            return f.seek(0, 2)
+            n = f.seek(0, 2)
+            if f.read(1):
+                raise OSError(EIO, "%s: the end of its cluster chain was not reached" % path)
+            return n
     except OSError as e:
         if e.args[0] in (ENOENT, ENOTDIR):
             return -1

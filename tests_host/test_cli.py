@@ -425,6 +425,30 @@ def test_a_file_whose_name_is_not_utf8_is_no_file_of_the_data_root(tmp_path, cap
         assert "stray" not in out, argv
 
 
+def test_the_library_lists_a_folder_holding_names_that_are_not_utf8(tmp_path):
+    # Under CPython the library itself (not only the CLI's copy, which leaves such names
+    # out) lists a sessions folder that holds them: a pending file or a block marker of a
+    # name that is not UTF-8 made the listing's walk end in a UnicodeEncodeError; a log of
+    # one is listed as the file it is
+    from claw_memory.session.format import file_name
+
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    sid = mem.chats.session_id("web", "u1")
+    mem.sessions.persist(sid, [(1, None, "hello")], turn_completed=True)
+    mem.close()
+    d = os.fsencode(str(root / "sessions"))
+    for name in (b"\xff.pending", b"\xfe.blocked", b"s_\xff\xfe_00000000.log",
+                 b"s_\xff\xfe_00000000.log.pending", b"s_\xff\xfe_00000000.log.blocked"):
+        with open(d + b"/" + name, "wb") as f:
+            f.write(b'{"role":"user","content":"stray"}\n' if name.endswith(b".log") else b"")
+    mem = claw_memory.open(str(root), extract=False)
+    rows = {r["file"]: (r["id"], r["records"], r["blocked"]) for r in mem.sessions.list()}
+    mem.close()
+    assert rows == {file_name(sid): (sid, 1, False),
+                    "s_\udcff\udcfe_00000000.log": (None, 1, True)}, rows
+
+
 def test_a_chat_whose_id_holds_control_characters_survives_export_and_import(tmp_path, capsys):
     # The library takes chat ids as they come (rendered as data wherever shown); its own
     # backup must restore them.

@@ -1056,7 +1056,7 @@ MUTANTS = [
     ("chats", "        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "        self.sessions.delete(key + \":\" + alias)\n        fsutil.write_file(journal, alias.encode())\n        self._finish_delete(key)",
      "/session delete removes the history before the journal names it"),
-    ("chats", "            self._finish_delete(key)\n            if len(self._settled)", "            if len(self._settled)",
+    ("chats", "        self._finish_delete(key)\n\n    def _unsettle", "\n\n    def _unsettle",
      "a deletion cut by a power loss is not finished when the map is read"),
     ("chats", "                self._write(key, current if current in aliases else aliases[0], aliases)\n        fsutil.remove(journal)",
      "                self._write(key, current if current in aliases else aliases[0], aliases)",
@@ -1690,7 +1690,7 @@ MUTANTS = [
      "a map write that failed in a running memory not settled (FAT: the chat's map lost)"),
     ('chats', '        self._unsettle(key)\n        fsutil.write_file(journal', '        fsutil.write_file(journal',
      "a deletion that failed in a running memory left for the next boot"),
-    ('chats', '        if key not in self._settled:', '        if not self._settled:',
+    ('chats', '        looked = key not in self._settled', '        looked = not self._settled',
      'only the first chat of a memory settled'),
     # page() in one pass (replay.page)
     ('session/replay', '        if not 0 < before <= total:', '        if not 0 < before < total:',
@@ -1707,8 +1707,20 @@ MUTANTS = [
     ('session/listing', '            size = -1\n', '\n',
      "a first turn's row takes its pending file's size for its log's"),
     # a file's size by an open: one look-up, not a stat's two (fsutil.size)
-    ('fsutil', '        with open(path, "rb") as f:\n            return f.seek(0, 2)', '        raise OSError(EISDIR)',
+    ('fsutil', '        with open(path, "rb") as f:\n            n = f.seek(0, 2)', '        raise OSError(EISDIR)\n        with open(path, "rb") as f:\n            n = f.seek(0, 2)',
      "a file's size looked up by a stat (twice on littlefs)"),
     ('fsutil', '        if e.args[0] != EISDIR:\n            raise\n', '',
      'an I/O error finding a size taken for a folder, stat after it (a file read as missing)'),
+    # a chat settled by one memory, then written by another that failed (chats.state, command)
+    ('chats', '        if raw is None and not looked:', '        if False:',
+     "a map another memory's failed write left only as its tmp (FAT) is made afresh: the chat's sessions lost"),
+    ('chats', '        self._unsettle(key)\n        try:\n            if hidden:', '        try:\n            if hidden:',
+     "a deletion another memory journaled is not finished before a command: switched to, then deleted at the next boot"),
+    # a name that is not UTF-8 in the sessions folder, under CPython (format.name_key)
+    ('session/format', '    return text.fnv1a32(text.to_bytes(log.rsplit("/", 1)[-1])) & _KEY_MASK',
+     '    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK',
+     "a listing under CPython ends in a UnicodeEncodeError at a name that is not UTF-8"),
+    # a FAT file whose cluster chain is broken (fsutil.size)
+    ('fsutil', '            if f.read(1):\n', '            if False:\n',
+     "a FAT log cross-linked by a cut inside a rename read as shorter: its repair drops acknowledged turns"),
 ]

@@ -97,8 +97,9 @@ def segment_of(name):
 
 def name_key(log):
     """A session file's name (of a path) as a small int (30 bits: no big int on a 32-bit
-    chip), for a set of names that costs a word each."""
-    return text.fnv1a32(log.rsplit("/", 1)[-1]) & _KEY_MASK
+    chip), for a set of names that costs a word each. (A name that is not UTF-8, as CPython
+    lists it with surrogates, has a key too.)"""
+    return text.fnv1a32(text.to_bytes(log.rsplit("/", 1)[-1])) & _KEY_MASK
 
 
 # -- index ------------------------------------------------------------------------------

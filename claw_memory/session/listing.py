@@ -83,7 +83,8 @@ def _scan(directory):
             if is_dir:
                 continue
             for suffix, to in ((fmt_.PEND, pend), (fmt_.BLOCKED, blk)):
-                if name.endswith(suffix):
+                # (only a log's: a stray of no log's name costs no word)
+                if name.endswith(suffix) and fmt_.is_log_name(name[: -len(suffix)]):
                     to.append(fmt_.name_key(name[: -len(suffix)]))
             n += fmt_.is_log_name(name) or name.endswith(fmt_.PEND)
     return n, (sorted(pend), sorted(blk))

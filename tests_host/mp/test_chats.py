@@ -322,3 +322,60 @@ def test_a_map_write_that_failed_is_settled_by_the_same_memory():
                 eq(talk, ["talk"] if "work" in got[1] else [], what + ": the session's history")
             ok(kind == "lfs2" or command != "switch work" or lost, "fat: some cut left the map only as its tmp")
             dev.unmount()
+
+
+def test_a_map_write_that_failed_in_another_memory_is_settled_too():
+    # Several claw_memory.open() on one root may take turns (docs/FORMAT.md): a chat that
+    # memory A has looked at (its leftovers settled) and that memory B then fails to write
+    # (the flash gone, then back) must not lose its sessions in A: on FAT a cut inside the
+    # replace leaves the map only as its tmp, which A's next turn must adopt, not start a
+    # fresh map over; and B's deletion journal left must not delete, at the next boot, the
+    # session A's user has switched to and talked in since.
+    before = ("default_01", ["default_01", "work"])
+    cases = (("switch work", (before, ("work", before[1]))),
+             ("delete work", (before, ("default_01", ["default_01"]))))
+    for kind in ("fat", "lfs2"):
+        for command, outcomes in cases:
+            dev = mount(kind, "/flash", blocks=128, erase_on_write=False)
+            mem = claw_memory.open("/flash")
+            mem.chats.session_id("web", "u8")
+            mem.session_command("web", "u8", "new work")
+            mem.sessions.persist("chat:web:u8:work", [(1, None, "talk")], turn_completed=True)
+            mem.session_command("web", "u8", "switch default_01")
+            mem.close()
+            image = dev.image()
+            b = claw_memory.open("/flash")
+            ops0 = dev.ops
+            b.session_command("web", "u8", command)
+            total = dev.ops - ops0
+            b.close()
+            for n in range(total):
+                what = "%s, %s, cut %d" % (kind, command, n)
+                dev = dev.restore(image)
+                a = claw_memory.open("/flash")
+                b = claw_memory.open("/flash")
+                eq(a.chats.aliases("web", "u8"), before, what + ": A before")
+                dev.cut_power(n)
+                b.session_command("web", "u8", command)  # (its failure: an answer)
+                dev = dev.reboot()
+                sid = a.chats.session_id("web", "u8")  # (A's next turn)
+                got = a.chats.aliases("web", "u8")
+                ok(got in outcomes and sid.endswith(":" + got[0]), "%s: A's chat %r" % (what, got))
+                back = "work" in got[1]  # (A's user goes back to the session A lists)
+                if back:
+                    reply = a.session_command("web", "u8", "switch work")
+                    # (B's deletion, journaled, may be finished first: then work is gone)
+                    back = reply == "Switched to session: work"
+                    ok(back or reply.startswith('Cannot switch to session "work": no such'), what + ": " + reply)
+                if back:
+                    a.sessions.persist("chat:web:u8:work", [(2, None, "more")], turn_completed=True)
+                a.close()
+                c = claw_memory.open("/flash")  # (the next boot)
+                eq(c.chats.aliases("web", "u8"), ("work", before[1]) if back else
+                   ("default_01", ["default_01"]) if command == "delete work" else before,
+                   what + ": the next boot's view")
+                talk = [m["content"] for m in c.sessions.messages("chat:web:u8:work")]
+                eq(talk, ["talk", "more"] if back else [] if command == "delete work" else ["talk"],
+                   what + ": work's history")
+                c.close()
+            dev.unmount()
