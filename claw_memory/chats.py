@@ -152,6 +152,12 @@ def _tokens(cmd):
 class Chats:
     """Chat maps under `sessions/chat_map/`, and the /session command."""
 
+    # Chat keys whose map had no leftover of an interrupted write (Chats.state): looked for
+    # once, not on every turn (two name lookups in a folder of many maps). A tuple made
+    # anew as it changes, the class's empty one until then: an open memory holds nothing
+    # for it before its first turn.
+    _settled = ()
+
     def __init__(self, directory, sessions=None, log=None):
         self.dir = directory
         self.sessions = sessions  # deletes a session's history; None: deletion unavailable
@@ -159,9 +165,6 @@ class Chats:
         # Chat key -> alias of its incognito session: in RAM only, never in the map, so that
         # a reboot ends it (the chat is back on its map's current session).
         self._incognito = {}
-        # Chat keys whose map had no leftover of an interrupted write (Chats.state): looked
-        # for once, not on every turn (two name lookups in a folder of many maps).
-        self._settled = []
 
     def _path(self, key):
         return self.dir + "/" + map_file(key)
@@ -187,9 +190,7 @@ class Chats:
         if raw is None:
             return None  # (not settled: a chat without a map looks each time, as it did)
         if key not in self._settled:
-            if len(self._settled) == _SETTLED_MAX:
-                self._settled.pop(0)
-            self._settled.append(key)
+            self._settled = self._settled[1 - _SETTLED_MAX :] + (key,)
         obj = jsonraw.json_value(raw, True)  # (ESP-Claw's cJSON_Parse ignores a stray tail)
         current, aliases = _parse(obj, key)
         if not isinstance(obj, dict) or obj.get("current_alias") != current or obj.get("sessions") != aliases:
@@ -253,7 +254,7 @@ class Chats:
 
     def _unsettle(self, key):
         if key in self._settled:
-            self._settled.remove(key)
+            self._settled = tuple(k for k in self._settled if k != key)
 
     def _write(self, key, current, aliases):
         self._unsettle(key)
