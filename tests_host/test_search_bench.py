@@ -306,3 +306,34 @@ def test_the_stemmed_desktop_baseline_stems_drops_stop_words_and_zero_scores():
     assert desk.ranked("the is a that") == []  # only stop words: nothing to look up
     assert desk.ranked("zebra") == []
     assert search_eval.StemmedBM25([]).ranked("kettle") == []
+
+
+def test_a_run_of_one_section_is_reported_and_not_written(tmp_path, capsys):
+    # `bench.py --only search` without --from-json: the report holds what ran (it ended in a
+    # KeyError on the sections it did not run), and --write refuses to put a partial report
+    # in docs/PERFORMANCE.md.
+    import bench
+    from benchmark import report
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    st = {"sessions": 3, "chats": 2, "turns": 3, "records": 6, "questions": 4, "session_limit": 100,
+          "compacted_sessions": 1, "records_archived": 2, "gold": 2, "gold_archived": 1, "records_lost": 0,
+          "records_lost_by_type": {"1": 0, "2": 0, "3": 0, "4": 0}, "gold_lost": [],
+          "superseded_questions": 0}
+    sysd = {n: {"all": {"n": 4, "r1": 0.0, "r5": r5, "mrr": 0.0}} for n, r5 in (("ours", 0.5), ("rank-bm25", 0.25))}
+    res = {"search": {"set": st, "systems": sysd, "superseded_first": {"rank-bm25": 0}, "ours": True,
+                      "out_of_scope": 0, "archived_mismatch": 0},
+           "cases": 1, "seconds": 60.0}
+    assert not report.whole(res)
+    text, ok = report.report(res)
+    assert ok and text.startswith("Sections not run: turns, near, replay, store, heap, size.")
+    assert "| 0.500 vs 0.250 | PASS |" in text
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(res))
+    with open(os.path.join(root, "docs", "PERFORMANCE.md")) as f:
+        before = f.read()
+    assert bench.main(["--from-json", str(path), "--write"]) == 1
+    assert "not written" in capsys.readouterr().err
+    with open(os.path.join(root, "docs", "PERFORMANCE.md")) as f:
+        assert f.read() == before

@@ -70,6 +70,10 @@ def main(argv=None):
     text, ok = report.report(res)
     print(text)
     print("\n%d cases in %.1f minutes" % (res["cases"], res["seconds"] / 60.0), file=sys.stderr)
+    if args.write and not report.whole(res):
+        print("not written: docs/PERFORMANCE.md holds every section (--only needs --from-json "
+              "of a whole run)", file=sys.stderr)
+        return 1
     if args.write:
         print("wrote %s" % report.write_doc(res, text), file=sys.stderr)
     return 0 if ok else 1

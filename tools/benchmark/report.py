@@ -10,9 +10,25 @@ from .tables import heap_tables, session_tables, size_table, store_tables
 from .targets import target_rows
 
 
+_CORE = ("turns", "near", "replay", "store", "heap", "size")  # what the targets table reads
+
+
+def whole(res):
+    """Whether `res` holds the sections the targets table reads."""
+    return all(k in res for k in _CORE)
+
+
 def report(res):
     lines = []
     out = lines.append
+    if not whole(res):  # (--only without --from-json: only what ran)
+        out("Sections not run: %s." % ", ".join(k for k in _CORE if k not in res))
+        ok = True
+        if "recall" in res:
+            ok = recall_tables(res, out) and ok
+        if "search" in res:
+            ok = search_tables(res, out) and ok
+        return "\n".join(lines), ok
     targets = target_rows(res)
     out("## Targets")
     out("")
