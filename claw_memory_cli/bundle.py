@@ -142,10 +142,10 @@ def _export_lines(copy, counts, progress, put):
             counts["chat_maps"] += 1
     # A map that names no chat key (damaged: the key is lost with it) cannot be exported:
     # its sessions go without their chat, which the caller says.
-    maps = [n for n in (os.listdir(mem.chats.dir) if os.path.isdir(mem.chats.dir) else ())
-            if n.endswith(".json")]
-    if len(maps) > counts["chat_maps"]:
-        counts["chat_maps_unreadable"] = len(maps) - counts["chat_maps"]
+    maps = sum(1 for n in (os.listdir(mem.chats.dir) if os.path.isdir(mem.chats.dir) else ())
+               if n.endswith(".json"))
+    if maps > counts["chat_maps"]:
+        counts["chat_maps_unreadable"] = maps - counts["chat_maps"]
     files = sorted(r["file"] for r in mem.sessions.list())
     bar = Progress(len(files), "export", status=None) if progress else None
     for f in files:

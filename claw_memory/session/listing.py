@@ -42,7 +42,7 @@ def rows(sessions):
     if keys:
         del keys[n:]
         keys.sort()
-    for log, size in logs(sessions.dir, True):
+    for log, size in logs(sessions.dir):
         if keys and has(keys, fmt_.name_key(log)):
             continue
         row = peek(sessions, log, size, marks)
@@ -50,10 +50,10 @@ def rows(sessions):
         yield row
 
 
-def logs(directory, sizes=False):
-    """The path of every session's log in the directory (also of a first turn that has only
-    its pending file), one at a time; with `sizes`, (path, its size as the listing says: -1
-    when it does not, or for a first turn's)."""
+def logs(directory):
+    """(path, size) of every session's log in the directory (also of a first turn that has
+    only its pending file), one at a time; the size as the folder's listing says it, -1 when
+    it does not (or for a first turn's)."""
     if not fsutil.is_dir(directory):
         return
     pend = fmt_.PEND
@@ -67,7 +67,7 @@ def logs(directory, sizes=False):
             size = -1
         elif not fmt_.is_log_name(name):
             continue
-        yield (directory + "/" + name, size) if sizes else directory + "/" + name
+        yield directory + "/" + name, size
 
 
 def _scan(directory):
@@ -83,9 +83,10 @@ def _scan(directory):
             if is_dir:
                 continue
             for suffix, to in ((fmt_.PEND, pend), (fmt_.BLOCKED, blk)):
-                # (only a log's: a stray of no log's name costs no word)
-                if name.endswith(suffix) and fmt_.is_log_name(name[: -len(suffix)]):
-                    to.append(fmt_.name_key(name[: -len(suffix)]))
+                if name.endswith(suffix):
+                    log = name[: -len(suffix)]
+                    if fmt_.is_log_name(log):  # (a stray of no log's name costs no word)
+                        to.append(fmt_.name_key(log))
             n += fmt_.is_log_name(name) or name.endswith(fmt_.PEND)
     return n, (sorted(pend), sorted(blk))
 
@@ -125,7 +126,7 @@ def peek(sessions, log, size, marks):
         records = repair.analyse(log, sessions.max_record_bytes).report()["records"]
     k = fmt_.name_key(log)
     pend = 0
-    if has(marks[0], k) and fsutil.size(log + fmt_.PEND) >= 0:
+    if has(marks[0], k):  # (Pending finds a missing file itself: one look-up)
         pend = pending.Pending(log, sessions.max_record_bytes).records
     blocked = has(marks[1], k) and fsutil.exists(log + fmt_.BLOCKED)
     return {"file": log.rsplit("/", 1)[-1], "bytes": max(size, 0), "records": records + pend,
@@ -183,7 +184,7 @@ def search_files(sessions, scope):
                 keys.append(fmt_.name_key(log))
             yield from _files_of(sessions, sid, log, segs)
         keys.sort()
-        for log in logs(sessions.dir):
+        for log, _ in logs(sessions.dir):
             if not has(keys, fmt_.name_key(log)):
                 yield from _files_of(sessions, None, log, segs)
     else:

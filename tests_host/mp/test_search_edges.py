@@ -349,7 +349,7 @@ def test_a_whole_root_past_what_the_first_pass_keeps_scores_the_same():
         s.persist("chat:web:u%d:default_01" % k, [(1, None, t)])
         s.persist("chat:web:u%d:default_01" % k, [(2, None, "ok")], turn_completed=True)
         texts += [t, "ok"]
-    last = list(logs(D))[-1]
+    last = list(logs(D))[-1][0]
     sid = [("chat:web:u%d:default_01" % k) for k in range(150)
            if D + "/" + file_name("chat:web:u%d:default_01" % k) == last][0]
     best = "kiwi kiwi kiwi pear pear plum"
