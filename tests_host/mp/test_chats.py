@@ -6,7 +6,7 @@ from flashsim import mount
 from mptest import eq, ok
 
 import claw_memory
-from claw_memory import chats
+from claw_memory import chats, fsutil
 from claw_memory.chats import USAGE
 
 HEAP = "4M"
@@ -270,12 +270,18 @@ def test_a_deletion_journal_whose_chat_map_is_gone_is_finished():
     dev.unmount()
 
 
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
+def _chat_with_work(kind, chat, *others):
+    # A fresh flash whose sector writes are whole (as an SD card's: on raw flash a cut
+    # between a sector's erase and its program loses the folder), and a chat with two
+    # sessions: default_01 (current) and work, which holds one turn ("talk").
+    dev = mount(kind, "/flash", blocks=128, erase_on_write=False)
+    mem = claw_memory.open("/flash")
+    for c in (chat,) + others:
+        mem.chats.session_id("web", c)
+    eq(mem.session_command("web", chat, "new work"), "Started a new session: work", "new")
+    mem.sessions.persist("chat:web:%s:work" % chat, [(1, None, "talk")], turn_completed=True)
+    eq(mem.session_command("web", chat, "switch default_01"), "Switched to session: default_01", "switch")
+    return dev, mem
 
 
 def test_a_map_write_that_failed_is_settled_by_the_same_memory():
@@ -284,21 +290,13 @@ def test_a_map_write_that_failed_is_settled_by_the_same_memory():
     # back: the same Chats) must make the next use look again. FAT's replace removes the map
     # before the rename: a cut there leaves only the tmp, and a chat that did not adopt it
     # would lose its sessions (its next turn makes a fresh map); a deletion's journal left
-    # would delete the session at the next boot, after the chat had it back. (FAT's sector
-    # writes whole, as an SD card's: on raw flash a cut between a sector's erase and its
-    # program loses the folder.)
+    # would delete the session at the next boot, after the chat had it back.
     before = ("default_01", ["default_01", "work"])
     cases = (("switch work", (before, ("work", ["default_01", "work"]))),
              ("delete work", (before, ("default_01", ["default_01"]))))
     for kind in ("fat", "lfs2"):
         for command, outcomes in cases:
-            dev = mount(kind, "/flash", blocks=128, erase_on_write=False)
-            mem = claw_memory.open("/flash")
-            mem.chats.session_id("web", "u7")
-            mem.chats.session_id("web", "other")
-            mem.session_command("web", "u7", "new work")
-            mem.sessions.persist("chat:web:u7:work", [(1, None, "talk")], turn_completed=True)
-            eq(mem.session_command("web", "u7", "switch default_01"), "Switched to session: default_01", "switch")
+            dev, mem = _chat_with_work(kind, "u7", "other")
             path = mem.chats._path("chat:web:u7")
             image = dev.image()
             ops0 = dev.ops
@@ -314,10 +312,10 @@ def test_a_map_write_that_failed_is_settled_by_the_same_memory():
                 dev.cut_power(n)
                 mem.session_command("web", "u7", command)  # (its failure: an answer)
                 dev = dev.reboot()
-                lost += not _exists(path)
+                lost += not fsutil.exists(path)
                 got = mem.chats.aliases("web", "u7")  # (the same memory: no reboot of ours)
                 ok(got in outcomes, "%s: %r" % (what, got))
-                ok(not _exists(path + ".tmp") and not _exists(path + ".deleting"), what + ": leftovers")
+                ok(not fsutil.exists(path + ".tmp") and not fsutil.exists(path + ".deleting"), what + ": leftovers")
                 talk = [m["content"] for m in mem.sessions.messages("chat:web:u7:work")]
                 eq(talk, ["talk"] if "work" in got[1] else [], what + ": the session's history")
             ok(kind == "lfs2" or command != "switch work" or lost, "fat: some cut left the map only as its tmp")
@@ -336,12 +334,7 @@ def test_a_map_write_that_failed_in_another_memory_is_settled_too():
              ("delete work", (before, ("default_01", ["default_01"]))))
     for kind in ("fat", "lfs2"):
         for command, outcomes in cases:
-            dev = mount(kind, "/flash", blocks=128, erase_on_write=False)
-            mem = claw_memory.open("/flash")
-            mem.chats.session_id("web", "u8")
-            mem.session_command("web", "u8", "new work")
-            mem.sessions.persist("chat:web:u8:work", [(1, None, "talk")], turn_completed=True)
-            mem.session_command("web", "u8", "switch default_01")
+            dev, mem = _chat_with_work(kind, "u8")
             mem.close()
             image = dev.image()
             b = claw_memory.open("/flash")
