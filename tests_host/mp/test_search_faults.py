@@ -584,3 +584,51 @@ def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_their
     eq([h["text"] for h in got], ["kiwi kiwi kiwi kiwi"], "U2's best hit")
     eq(skipped, [U1], "U1 reported")
     dev.unmount()
+
+
+def test_a_fat_log_whose_cluster_chain_is_broken_is_left_out_not_indexed_short():
+    # A log's cluster chain broken (a cut inside FatFs's rename: fsutil.size). MicroPython's
+    # seek to the end stops where the chain breaks and answers that place, but FatFs keeps
+    # the error on the open file and every later read raises it: the search neither indexes
+    # nor answers from a prefix of the log, it leaves the session out and says so.
+    import struct
+
+    dev = mount("fat", "/flash", blocks=1024, block_size=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for n in range(6):
+        turn(s, U1, 1 if n == 5 else 20 + n, pad="p" * 200)  # ("boiler" in its last turn)
+    turn(s, U2, 11)
+    s.close()
+    log = D + "/" + file_name(U1)
+    with open(log, "rb") as f:
+        body = f.read()
+    os.remove(log)
+    os.remove(log + ".tix")
+    bps = 512
+    before = dev.image()
+    with open(log, "wb") as f:
+        f.write(body)  # (its clusters: the FAT entries it took)
+    img = bytearray(dev.image())
+    start = struct.unpack_from("<H", img, 14)[0] * bps  # (FAT12 here: 12-bit entries)
+    eq((img[13], img[16]), (1, 1), "one sector a cluster, one FAT")
+
+    def entry(im, n):
+        w = struct.unpack_from("<H", im, start + n * 3 // 2)[0]
+        return w >> 4 if n & 1 else w & 0xFFF
+
+    clusters = struct.unpack_from("<H", img, 22)[0] * bps * 2 // 3
+    taken = [n for n in range(2, clusters) if not entry(before, n) and entry(img, n)]
+    ok(len(taken) * bps >= len(body) > 4 * bps, "the log's %d clusters" % len(taken))
+    at = start + taken[1] * 3 // 2  # (its second cluster links nowhere)
+    w = struct.unpack_from("<H", img, at)[0]
+    struct.pack_into("<H", img, at, w & 0xF if taken[1] & 1 else w & 0xF000)
+    eq(entry(img, taken[1]), 0, "the link cut")
+    dev = dev.restore(bytes(img))
+    log_msgs = []
+    skipped = []
+    got = Sessions(D, log=log_msgs.append).search("boiler", 5, [U1, U2], skipped)
+    eq([h["session"] for h in got], [U2], "the other session's hit only")
+    eq(skipped, [U1], "the broken log is reported left out")
+    eq(fsutil.exists(log + ".tix"), False, "no index of a prefix written")
+    dev.unmount()
