@@ -61,9 +61,18 @@ if MICROPYTHON:
 
     def ilistdir(path):
         """(name, is_dir, size) for each entry of a directory; size -1 where the filesystem
-        does not say (littlefs and FAT do, from the folder's metadata: no lookup per name)."""
-        for entry in os.ilistdir(path):
-            yield entry[0], entry[1] == 0x4000, entry[3] if len(entry) > 3 else -1
+        does not say (littlefs and FAT do, from the folder's metadata: no lookup per name).
+        A name that is not UTF-8 is left out."""
+        # Listed as bytes: MicroPython makes a str only of valid UTF-8, and a str listing of
+        # a folder holding any other name (a card written elsewhere; FAT's code page for a
+        # long name) raises for the whole folder. Such a file is none of ours or ESP-Claw's
+        # (their names are ASCII), and no str path opens it.
+        for entry in os.ilistdir(path.encode()):
+            try:
+                name = entry[0].decode()
+            except UnicodeError:
+                continue
+            yield name, entry[1] == 0x4000, entry[3] if len(entry) > 3 else -1
 
 else:
 

@@ -367,3 +367,31 @@ def test_a_record_ending_on_a_backslash_at_the_buffer_end():
         body = b"".join(transport.Body({}, "messages", [s.history("x", backend, 0)], backend).pieces())
         ok(b'"ok"' in body, "the good record sent, the cut one skipped (%s)" % backend)
     dev.unmount()
+
+
+def test_names_that_are_not_utf8_are_passed_by():
+    # MicroPython makes a str name only of valid UTF-8: a str listing of a folder holding
+    # another name (a card written elsewhere, FAT's code page) raised UnicodeError, and every
+    # listing, whole-root search, chat list and `inspect` view of that folder with it. Such a
+    # file is none of ours or ESP-Claw's (no str path opens it): passed by, the rest found.
+    from claw_memory import inspect
+
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=256)
+        mem = claw_memory.open("/flash", extract=False)
+        sid = mem.chats.session_id("web", "u1")
+        mem.sessions.persist(sid, [(1, None, "the boiler is serviced in March")], turn_completed=True)
+        mem.close()
+        for d in ("sessions", "sessions/chat_map", "memory"):
+            for name in (b"s_\xff\xfe_00000000.log", b"caf\x82.txt", b"s_\xff.log.pending"):
+                with open(b"/flash/" + d.encode() + b"/" + name, "wb") as f:
+                    f.write(b'{"role":"user","content":"stray boiler"}\n')
+        raises(UnicodeError, lambda: list(os.ilistdir("/flash/sessions")))  # (what it met)
+        mem = claw_memory.open("/flash", extract=False)
+        eq([(r["id"], r["records"]) for r in mem.sessions.list()], [(sid, 1)], kind + ": listed")
+        eq([h["session"] for h in mem.search("boiler")], [sid], kind + ": whole-root search")
+        eq(list(mem.chats.ids()), [sid], kind + ": chats")
+        eq([r["id"] for r in inspect.sessions(mem=mem, rows=True)], [sid], kind + ": inspect")
+        ok(inspect.stats(mem=mem, rows=True), kind + ": stats")
+        mem.close()
+        dev.unmount()
