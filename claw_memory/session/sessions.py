@@ -71,6 +71,7 @@ class Sessions:
         # Chats.ids): list() gives their ids. This layer does not read chat maps itself.
         self.names = None
         self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
+        self._private = None  # whether only this program writes the folder (see _open)
         self._ram = {}  # session id -> ram.Ram of each incognito session
 
     def _note(self, msg):
@@ -98,19 +99,46 @@ class Sessions:
         self._settle()
         st = self._cache.get(log)
         if st is not None:
-            if (
-                fsutil.size(log) == st.log_size
-                and fsutil.size(log + fmt_.IDX) == st.idx_size
-                and fsutil.size(log + fmt_.PEND) == st.pend_file
-            ):
+            # Looked up again only when something was written since (another Sessions, a
+            # store): each look-up reads the folder's metadata, and a turn opens its
+            # session four times.
+            if st.seen == fsutil.writes:
                 return st
-            self._forget(log)
-        st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note)
-        if plan.index_changes() or pend.problems():
-            rep = plan.report()
-            rep.update(pend.report())
-            self._note("repaired %s: %s" % (log, rep))
-        self._remember(log, st)
+            if (
+                fsutil.size(log) != st.log_size
+                or fsutil.size(log + fmt_.IDX) != st.idx_size
+                or fsutil.size(log + fmt_.PEND) != st.pend_file
+            ):
+                self._forget(log)
+                st = None
+        if st is None:
+            st, plan, pend = repair.open_state(log, self.max_record_bytes, self._note)
+            if plan.index_changes() or pend.problems():
+                rep = plan.report()
+                rep.update(pend.report())
+                self._note("repaired %s: %s" % (log, rep))
+            self._remember(log, st)
+        # `st` is what the files hold now. On a filesystem only this program writes (littlefs,
+        # FAT: mpremote stops the program before it touches them) it is taken as true until
+        # the next write; the host's folders (VfsPosix, a remote mount; CPython) other
+        # processes may write: checked at every use, as cheap there.
+        if self._private is None:
+            import os
+
+            self._private = False
+            try:
+                path = self.dir if self.dir.startswith("/") else os.getcwd() + "/" + self.dir
+                best = ""
+                for fs, point in os.mount():  # (MicroPython 1.23+, as paths._mounted)
+                    point = point.rstrip("/")
+                    if len(point) >= len(best) and (path + "/").startswith(point + "/"):
+                        best = point
+                        self._private = type(fs).__name__ in ("VfsLfs1", "VfsLfs2", "VfsFat")
+            except (AttributeError, TypeError):  # (CPython; older firmware: no list)
+                pass
+        if self._private:
+            st.seen = fsutil.writes
+            st.nb = False  # (a block marker another writer made)
         return st
 
     def _remember(self, log, st):
@@ -167,25 +195,45 @@ class Sessions:
         log = self.path(session_id)
         lines = write.encode(records, self.max_message_chars, self.max_record_bytes)
         fmt = backend_format(backend)
-        self._settle()
-        if fsutil.exists(log + fmt_.BLOCKED):
+        if self.blocked(session_id):
             raise SessionBlocked(1, BLOCK_TEXT)
         fsutil.makedirs(self.dir)
         st = self._open(log)
         if self._fat is None:
             self._fat = fsutil.ignores_case(self.dir)
+        # (what this Sessions writes below it also notes in `st`: while nothing else wrote,
+        # `st` stays taken as true)
+        w = fsutil.writes
+        if not turn_completed and st.pend_size < 0 and st.seen == w and fsutil.size(log) != st.log_size:
+            # (a turn's first record names the log's end in the pending file's header: one
+            # look-up makes sure of it, should another program have written the log)
+            self._forget(log)
+            st = self._open(log)
+            w = fsutil.writes
         try:
             if not turn_completed:
                 write.append_pending(log, st, lines, fmt, self._fat)
+                if st.seen == w:
+                    st.seen = fsutil.writes
                 return None
-            ents = write.append_turn(log, st, lines, fmt)
+            try:
+                ents = write.append_turn(log, st, lines, fmt)
+            except write.Moved:  # (written by another program that nothing here saw)
+                self._forget(log)
+                st = self._open(log)
+                w = fsutil.writes
+                ents = write.append_turn(log, st, lines, fmt)
         except BaseException:
             self._forget(log)
             raise
         try:  # the turn is on flash: what fails from here is not reported as a failure
             write.logged(st, ents)
+            if st.seen == w:  # (before the index entries: their append then checks nothing)
+                st.seen = w = fsutil.writes
             if write.after_turn(log, st, self.index_every):
                 self._flush_text(log, st, False)
+            if st.seen == w:
+                st.seen = fsutil.writes
             if st.log_size > self.size_limit:
                 return self._compact(log, st)
         except Exception as e:  # noqa: BLE001 -- the turn is on flash: success all the same
@@ -325,7 +373,14 @@ class Sessions:
             return False
         log = self._target(session_id, file)
         self._settle()  # a deletion a cut interrupted takes its block marker too
-        return fsutil.exists(log + fmt_.BLOCKED)
+        st = self._cache.get(log)
+        if st is not None and st.nb and st.seen == fsutil.writes:
+            return False  # (no marker when last looked for, and nothing written since)
+        if fsutil.exists(log + fmt_.BLOCKED):
+            return True
+        if st is not None and st.seen == fsutil.writes:
+            st.nb = True
+        return False
 
     # -- administration -------------------------------------------------------------------
 

@@ -33,6 +33,11 @@ class State:
         self.checked = None  # (first record, verdicts) of the last request: records checked
         self.done = False  # the pending records were just logged (after_turn marks the file stale)
         self.tix_end = -1  # where the log's text index ends, -1: not known
+        # fsutil.writes when the files were last found as this state says (or written by
+        # it; -1: never), and whether no block marker was found since: while the count has
+        # not moved, neither is looked up again (Sessions._open, blocked)
+        self.seen = -1
+        self.nb = False
 
     def records(self):
         return self.count + len(self.lag) // fmt_.ENT + self.pend

@@ -10,7 +10,7 @@
 # appends to the big files save flash wear.
 
 from .. import fsutil, jsonraw, text
-from .._compat import const, dumps
+from .._compat import EIO, const, dumps
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
 from ..messages import classify
 from . import format as fmt_
@@ -134,15 +134,25 @@ def append_pending(log, st, lines, fmt, in_place):
     st.pend_size = end
 
 
+class Moved(OSError):
+    """A file does not end where the session's state says (another program wrote it since
+    it was checked): nothing was written."""
+
+
 def append_turn(log, st, lines, fmt):
     """One append moves the pending records and this batch into the log: when it returns,
-    the turn is on flash. Returns its index entries, for logged()."""
+    the turn is on flash. Returns its index entries, for logged(). Moved, nothing written,
+    when the log does not end where `st` says (the caller opens the session again)."""
     ents = bytearray()
     # The pending records are read between the writes: buffered, so that FAT (one sector
     # buffer shared by all open files) writes the log's last sector once, not once a record.
     out = fsutil.Buffered(None, max(st.pend_size, 0) + sum(len(ln) + 1 for ln, k in lines) + 2)
 
     def write(f, pos):
+        # (the end the append found costs no look-up: a check of `st` a Sessions takes as
+        # true while nothing of the program wrote, sessions._open)
+        if pos != max(st.log_size, 0):
+            raise Moved(EIO, "%s changed underneath" % log)
         out.f = f
         if st.torn:
             # A NUL can never be part of valid JSON: the torn fragment stays a line that does
@@ -228,13 +238,25 @@ def flush_index(log, st):
     entries are dropped instead: the next open indexes those records from the log."""
     if not st.lag:
         return  # (never an index without records: a session only read has no files)
-    if fsutil.size(log + fmt_.IDX) != st.idx_size or fsutil.size(log) != st.log_size:
+    if st.seen != fsutil.writes and (fsutil.size(log + fmt_.IDX) != st.idx_size
+                                     or fsutil.size(log) != st.log_size):
         st.lag = bytearray()
         st.lag_turns = 0
         return
     data = st.lag if st.idx_size >= 0 else fmt_.HEADER + st.lag
     empty = bytearray()  # (made before the append: after it, nothing may fail to allocate)
-    fsutil.append(log + fmt_.IDX, data)
+
+    def put(f, start):
+        if start != max(st.idx_size, 0):  # (as append_turn's check)
+            raise Moved(EIO, "%s changed underneath" % log)
+        fsutil.write_all(f, data)
+
+    try:
+        fsutil.append(log + fmt_.IDX, put)
+    except Moved:
+        st.lag = empty
+        st.lag_turns = 0
+        return
     st.idx_size = max(st.idx_size, 0) + len(data)
     st.count += len(st.lag) // fmt_.ENT
     st.lag = empty

@@ -326,3 +326,36 @@ def test_ends_torn_is_a_last_line_without_its_newline():
     eq(fsutil.ends_torn(p), False, "whole lines")
     fsutil.append(p, b"tw")
     eq(fsutil.ends_torn(p), True, "a cut append")
+
+
+def test_every_write_moves_the_write_count():
+    # A Sessions takes what it checked of a session's files as true while the count has not
+    # moved: every way this module writes, renames or removes must move it.
+    dev = mount("lfs2", "/flash", blocks=64)
+    steps = [
+        ("append", lambda: fsutil.append("/flash/a", b"x")),
+        ("write_at", lambda: fsutil.write_at("/flash/a", 0, b"y")),
+        ("write_file", lambda: fsutil.write_file("/flash/b", b"z")),
+        ("write_tmp", lambda: fsutil.write_tmp("/flash/c", b"t")),
+        ("replace", lambda: fsutil.replace("/flash/b", b"w")),
+        ("recover", lambda: fsutil.recover(["/flash/c"])),  # (the tmp removed: an unfinished write)
+        ("remove", lambda: fsutil.remove("/flash/c")),
+        ("makedirs", lambda: fsutil.makedirs("/flash/d/e")),
+        ("commit", lambda: fsutil.commit("/flash/j", ["/flash/a"])),
+    ]
+    for name, fn in steps:
+        if name == "commit":
+            fsutil.write_tmp("/flash/a", b"n")
+        w = fsutil.writes
+        fn()
+        ok(fsutil.writes > w, name + " moves the count")
+    fsutil.write_tmp("/flash/b", b"v")
+    fsutil.remove("/flash/b")  # (a cut inside FAT's remove-then-rename: the tmp adopted)
+    w = fsutil.writes
+    eq(fsutil.recover(["/flash/b"]), True, "recover adopts it")
+    ok(fsutil.writes > w, "recover moves the count")
+    w = fsutil.writes
+    fsutil.size("/flash/a"), fsutil.exists("/flash/b"), fsutil.read_bounded("/flash/a", 9)
+    eq(fsutil.writes, w, "reads do not")
+    dev.unmount()
+

@@ -389,3 +389,40 @@ def test_a_rewrite_of_the_log_with_a_turn_pending_cut_anywhere_keeps_it_and_the_
             ok(res["cuts"] > 20, "%s: the matrix ran" % config)
             eq(res["failures"], [], "%s torn=%s: every cut recovered" % (config, torn))
             eq(res["lost"], 0, "%s torn=%s: nothing acknowledged lost" % (config, torn))
+
+
+def test_a_turn_written_behind_a_cached_session_is_found_at_its_next_write():
+    # On the board's flash a Sessions takes a cached session's files as checked until the
+    # library writes (sessions._open). Another program's writes in the same run (only a test
+    # can make ESP-Claw's code run beside ours) are then found by the next append itself: it
+    # finds the log or index not ending where it expected, writes nothing there, and opens
+    # the session again. Nothing is lost or indexed wrong, and ESP-Claw reads every record.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256)
+        _turn(s, 0, tools=False, sid=SID)  # (the first turn creates the .idx)
+        _turn(s, 1, tools=False, sid=SID)  # (its entries wait in RAM: index_every 4)
+        _esp_turn("e")
+        s.persist(SID, [(1, _user(2), None)])
+        s.persist(SID, [(2, _final(2), None)], turn_completed=True)
+        want = [("user", "0"), ("final", "0"), ("user", "1"), ("final", "1"),
+                ("user", "e"), ("final", "e"), ("user", "2"), ("final", "2")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": every turn once, in order")
+        _esp_turn("f")  # (then a turn in one persist: its append finds the log moved)
+        s.persist(SID, [(1, _user(3), None), (2, _final(3), None)], turn_completed=True)
+        want += [(r, str(n)) for n in ("f", 3) for r in ("user", "final")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": ESP-Claw's second turn seen")
+        _turn(s, 4, tools=False, sid=SID)
+        _esp_turn("g")  # (then the index entries waiting in RAM: their append finds it moved)
+        s.close()
+        want += [(r, str(n)) for n in (4, "g") for r in ("user", "final")]
+        order = ["%s %s" % (r, n) for r, n in want]
+        got = [order.index(m["content"]) for m in esp_replay(_log())]
+        eq(got, sorted(set(got)), kind + ": the index names records in the log's order, once")
+        s = Sessions(D)
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": reopened")
+        eq(s.verify(SID)["dropped"], 0, kind + ": nothing to drop")
+        s.close()
+        eq([(m["role"], m["content"]) for m in esp_replay(_log())],
+           [("user" if r == "user" else "assistant", "%s %s" % (r, n)) for r, n in want],
+           kind + ": ESP-Claw's replay")
+        dev.unmount()

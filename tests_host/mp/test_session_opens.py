@@ -4,7 +4,7 @@
 # or read from the files the way ESP-Claw reads them, never computed with the code under test.
 # Public API only.
 from flashsim import mount
-from mptest import eq
+from mptest import eq, ok
 from turns import (SID, esp_replay as _esp_replay, final as _final, log as _log, tags as _tags,
                    turn as _turn, user as _user)
 
@@ -180,3 +180,126 @@ def test_list_of_a_fresh_open_marks_pending_and_blocked_sessions_exactly():
                                             sid in (named[1], loose[2]))
         eq(got, want, "%s: every row" % kind)
         dev.unmount()
+
+
+class _Lookups:
+    """Counts the look-ups of the session's files through fsutil.size/exists (the checks
+    that a cached session's files are still as it knows them, and of its block marker)."""
+
+    def __init__(self, log):
+        self.log = log
+        self.n = 0
+        self.size, self.exists = fsutil.size, fsutil.exists
+
+    def _count(self, fn):
+        def w(path):
+            if path.startswith(self.log):
+                self.n += 1
+            return fn(path)
+        return w
+
+    def __enter__(self):
+        fsutil.size, fsutil.exists = self._count(self.size), self._count(self.exists)
+        return self
+
+    def __exit__(self, *exc):
+        fsutil.size, fsutil.exists = self.size, self.exists
+        return False
+
+
+def _agent_turn(mem, n, sid=SID):
+    import asyncio
+
+    from scripted_llm import ScriptedLLM, call, say
+
+    from claw_memory.agent import Agent
+    from claw_memory.core import Request
+
+    llm = ScriptedLLM([call("memory_list", {}), say("answer %d" % n)])
+    ag = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.")
+    return asyncio.run(ag.run(Request("question %d" % n, sid, channel="web", chat_id="u1")))
+
+
+def test_a_turn_checks_its_session_files_only_after_other_writes():
+    # On the board's flash only this program writes: a cached session's sizes and its block
+    # marker are looked up again only when something was written since they were checked
+    # (each look-up reads the folder's metadata; a turn used to make 12). A turn through the
+    # agent (gate, the user's record, the history, a tool round, the answer) then makes one.
+    # A write by another open (or the store) moves fsutil.writes: the next use checks again,
+    # and sees the other open's turn or block marker.
+    for kind in ("lfs2", "fat"):
+        dev, mem = _fresh(kind, extract=False)
+        _agent_turn(mem, 1)
+        with _Lookups(_log()) as lk:
+            _agent_turn(mem, 2)
+        eq(lk.n, 1, kind + ": a turn nothing else wrote in checks only its log's size, once (the "
+                        "pending file's header names it)")
+        eq(len(mem.sessions.messages(SID)), 8, kind + ": two turns of a tool round each")
+        other = claw_memory.open("/flash", extract=False)
+        _turn(other.sessions, 3, tools=False)
+        with _Lookups(_log()) as lk:
+            got = _tags(mem.sessions.messages(SID))[-2:]
+        eq(got, [("user", "3"), ("final", "3")], kind + ": the other open's turn seen")
+        ok(lk.n >= 3, kind + ": after it, the files looked up again: %d" % lk.n)
+        eq(mem.sessions.blocked(SID), False, kind + ": not blocked")
+        fsutil.write_file(_log() + ".blocked", b"")  # (as another open's compaction)
+        eq(mem.sessions.blocked(SID), True, kind + ": a block marker seen after another write")
+        other.close()
+        mem.close()
+        dev.unmount()
+
+
+def test_a_relative_folder_on_the_flash_is_taken_as_the_boards():
+    # (a board's scripts often open the data root by a path relative to "/")
+    import os
+
+    dev = mount("lfs2", "/flash", blocks=256)
+    here = os.getcwd()
+    os.chdir("/flash")
+    try:
+        mem = claw_memory.open("data", extract=False)
+        sid = "chat:web:rel:default_01"
+        mem.sessions.persist(sid, [(1, None, "one"), (2, None, "two")], turn_completed=True)
+        with _Lookups(mem.sessions.path(sid)) as lk:
+            eq(len(mem.sessions.messages(sid)), 2, "read")
+            mem.sessions.persist(sid, [(1, None, "three"), (2, None, "four")], turn_completed=True)
+            mem.sessions.persist(sid, [(1, None, "five"), (2, None, "six")], turn_completed=True)
+        eq(lk.n, 1, "nothing looked up again but the block marker, once")
+        mem.close()
+    finally:
+        os.chdir(here)
+    dev.unmount()
+
+
+def test_on_the_hosts_filesystem_every_use_checks_the_files():
+    # Another process may write a folder of the host's: nothing is taken as checked there.
+    import os
+    import time
+
+    d = "/tmp/claw_opens_%d" % time.ticks_us()
+    mem = claw_memory.open(d, extract=False)
+    sid = "chat:web:host:default_01"
+    try:
+        mem.sessions.persist(sid, [(1, None, "one"), (2, None, "two")], turn_completed=True)
+        log = mem.sessions.path(sid)
+        with open(log, "ab") as f:  # (another process's append, its index entry missing)
+            f.write(b'{"role":"user","content":"three"}\n')
+        with _Lookups(log) as lk:
+            got = [m["content"] for m in mem.sessions.messages(sid)]
+        eq(got, ["one", "two", "three"], "the other process's record seen")
+        ok(lk.n >= 1, "its files looked up")
+    finally:
+        mem.close()
+        _rmtree(d)
+
+
+def _rmtree(path):
+    import os
+
+    for name, kind, *_ in os.ilistdir(path):
+        p = path + "/" + name
+        if kind == 0x4000:
+            _rmtree(p)
+        else:
+            os.remove(p)
+    os.rmdir(path)
