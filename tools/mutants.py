@@ -1766,4 +1766,10 @@ MUTANTS = [
     ('session/sessions', '        if not turn_completed and st.pend_size < 0 and st.seen == w and fsutil.size(log) != st.log_size:',
      '        if False:',
      "a turn's first record names a stale log end: dropped as superseded when the turn completes"),
+    # the window's index entries kept for the request's passes (window.start, records)
+    ('session/window', '    kept = snap.wfirst <= i0  # (the entries from i0 on are in RAM)', '    kept = False',
+     "each pass of a request opens the index again (a look-up of its name each time)"),
+    ('session/window', '                snap.wfirst = snap.count - (len(win) - at) // fmt_.ENT\n',
+     '                snap.wfirst = snap.count - (len(win) - at) // fmt_.ENT + 1\n',
+     "the kept entries taken one record off: the history sends other records"),
 ]

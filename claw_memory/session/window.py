@@ -21,6 +21,7 @@ _LINES = const(20)  # summary lines at most
 _LINE_CHARS = const(64)  # characters of text per summary line
 _WHOLE = const(4096)  # records up to this size are parsed for their summary line
 _PEEK = const(512)  # bytes of a bigger record's text read for its summary line
+_WIN = const(256)  # index entries start() keeps for the request's passes (2.5 KiB at most)
 SUMMARY_HEAD = "# Early conversation (summarized to fit the context budget)\n"
 
 
@@ -47,6 +48,11 @@ class Snapshot:
         self.pend = pend
         self.logged = self.count + len(self.lag) // fmt_.ENT
         self.total = self.logged + len(pend)
+        # The newest index entries, as start() read them (at most _WIN, from `wfirst` on): the
+        # request's passes take them from here instead of opening the index again (each
+        # open looks its name up in the folder)
+        self.win = None
+        self.wfirst = self.count
 
 
 _FOREIGN = (b"", b"\x02\x03", b"\x01\x03", b"\x01\x02")
@@ -66,10 +72,12 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
     (over `limit` bytes; counted in bad[0])."""
     if end is None:
         end = snap.total
-    with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 else Nothing() as idx, \
+    kept = snap.wfirst <= i0  # (the entries from i0 on are in RAM)
+    with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 and not kept else Nothing() as idx, \
             open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
             open(snap.log + fmt_.PEND, "rb") if snap.pend and end > snap.logged else Nothing() as pf:
-        for src, f in ((fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
+        for src, f in ((_kept(snap, i0) if kept else fmt_.entries(idx, snap.count, i0)
+                        if snap.count > i0 else (), lf),
                        (_lag(snap, i0), lf), (_pending(snap, i0), pf)):
             for i, off, ln, kind, fmt in src:
                 if i >= end:
@@ -81,6 +89,13 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
                         bad[0] += 1
                         continue
                 yield i, f, off, ln, kind, fmt
+
+
+def _kept(snap, i0):
+    # (i, offset, length, type, backend) of the index entries start() kept
+    for i in range(i0, snap.count):
+        off, ln, kind, fmt = fmt_.unpack(snap.win, (i - snap.wfirst) * fmt_.ENT)
+        yield i, off, ln, kind, fmt
 
 
 def _lag(snap, i0):
@@ -109,9 +124,19 @@ def _newest_first(snap):
         off, ln, kind, fmt = fmt_.unpack(lag, j)
         yield i, kind, ln
     if snap.count:
-        with open(snap.log + fmt_.IDX, "rb") as f:
-            for i, off, ln, kind, fmt in fmt_.entries_back(f, snap.count):
-                yield i, kind, ln
+        win = bytearray(fmt_.ENT * min(snap.count, _WIN))
+        at = len(win)
+        try:
+            with open(snap.log + fmt_.IDX, "rb") as f:
+                for i, off, ln, kind, fmt in fmt_.entries_back(f, snap.count):
+                    if at:
+                        at -= fmt_.ENT
+                        win[at : at + fmt_.ENT] = fmt_.entry(off, ln, kind, fmt)
+                    yield i, kind, ln
+        finally:  # (also when start() stops early: what was read is kept)
+            if at < len(win):
+                snap.win = memoryview(win)[at:]
+                snap.wfirst = snap.count - (len(win) - at) // fmt_.ENT
 
 
 def start(snap, budget, limit):

@@ -529,3 +529,41 @@ def test_a_history_longer_than_what_the_first_pass_keeps():
         ok(sum(p.verdicts) > len(set(p.spans[k] for k in range(0, len(p.spans), 6))), "flat records the first pass kept no place of (%s)" % backend)
         ok(sum(p.counts) > len(p.tix) // 3, "converted messages it kept no text of (%s)" % backend)
     dev.unmount()
+
+
+def test_the_passes_take_the_window_from_what_start_read():
+    # Choosing the window reads the newest index entries; a request's passes (its length,
+    # then its bytes, once per LLM call) take them from there instead of opening the index
+    # again: each open looks the name up in the sessions folder. The bytes are the same.
+    opened = []
+
+    def counting(path, mode="r"):
+        opened.append(path)
+        return open(path, mode)
+
+    dev, s = _fresh()
+    build(s)
+    for n in range(150):  # (300 more records: a window of 256 or more entries is read again)
+        s.persist(SID, [(1, None, "q%d" % n)])
+        s.persist(SID, [(2, None, "a%d" % n)], turn_completed=True)
+    s.close()
+    s = Sessions(D)
+    head = {"model": "m", "max_tokens": 9}
+    for tokens, idx_opens in ((2000, 0), (120, 0), (40000, 1), (0, 1)):
+        h = s.history(SID, "openai", tokens)
+        h.summary  # (the summary of what the window leaves out reads older entries: cached)
+        window.open = counting
+        try:
+            body = transport.Body(head, "messages", [{"role": "system", "content": "s"}, h], "openai")
+            sent = [b"".join(body.pieces()) for _ in range(2)]  # (two LLM calls: a tool round)
+        finally:
+            del window.open  # (the builtin again)
+        got = len([p for p in opened if p.endswith(".idx")])
+        ok(got == 0 if idx_opens == 0 else got > 0, "%d tokens: the index opened %d times" % (tokens, got))
+        ref = s.history(SID, "openai", tokens)
+        ref.snap.win, ref.snap.wfirst = None, ref.snap.count  # (its entries from the index)
+        eq(ref.first, h.first, "%d tokens: (the same window)" % tokens)
+        eq(sent[0], _bodies(ref, "openai")[0], "%d tokens: the bytes read from the index" % tokens)
+        eq(sent[1], sent[0], "%d tokens: the second call's the same" % tokens)
+        opened[:] = []
+    dev.unmount()
