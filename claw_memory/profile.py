@@ -51,12 +51,13 @@ class Profile:
         return made
 
     def _read(self, name):
-        p = self.path(name)
-        n = fsutil.size(p)
-        if n < 0:
+        f = fsutil.open_existing(self.path(name))  # (one look-up of its name: read each request)
+        if f is None:
             return ""
-        with open(p, "rb") as f:
-            data = f.read(self.max_bytes)
+        with f:
+            n = min(f.seek(0, 2), self.max_bytes)  # (read(n) allocates n bytes, whatever it finds)
+            f.seek(0)
+            data = f.read(n)
         # A document over the bound is cut on a character boundary, never inside one.
         return text.clean(data)
 

@@ -1772,4 +1772,11 @@ MUTANTS = [
     ('session/window', '                snap.wfirst = snap.count - (len(win) - at) // fmt_.ENT\n',
      '                snap.wfirst = snap.count - (len(win) - at) // fmt_.ENT + 1\n',
      "the kept entries taken one record off: the history sends other records"),
+    # a profile document read with one look-up of its name (profile._read)
+    ('profile', '        f = fsutil.open_existing(self.path(name))  # (one look-up of its name: read each request)\n        if f is None:\n            return ""\n',
+     '        if fsutil.size(self.path(name)) < 0:\n            return ""\n        f = open(self.path(name), "rb")\n',
+     "each profile document looked up for its size, then opened: two look-ups a request"),
+    ('profile', '            n = min(f.seek(0, 2), self.max_bytes)  # (read(n) allocates n bytes, whatever it finds)',
+     '            n = f.seek(0, 2)  # (read(n) allocates n bytes, whatever it finds)',
+     "a profile document over max_bytes read whole"),
 ]

@@ -166,3 +166,42 @@ async def test_a_replace_forgets_an_item_sharing_only_a_keyword():
     eq(await mem.hooks().stage_note(r), "Memory update: [home]", "stored")
     eq([i["content"] for i in mem.store.list()], ["User moved from Lisbon to Porto"], "the old fact is forgotten")
     dev.unmount()
+
+
+def test_a_profile_document_is_read_with_one_look_up_of_its_name():
+    # The profile goes into every request: each document is opened once (a look-up of its
+    # name reads the folder's metadata), not looked up for its size and opened again; what
+    # it reads is still bounded by the document's size and max_bytes.
+    from claw_memory import fsutil
+    from claw_memory import profile as profile_mod
+
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=256)
+        mem = claw_memory.open("/flash", extract=False)
+        mem.profile.write("user", "Name: Ada. " + "x" * 50)
+        names = []
+
+        def counting(path, *a):  # (every open and stat of the library's profile and fsutil)
+            names.append(path.rsplit("/", 1)[-1])
+            return open(path, *a)
+
+        real_stat = fsutil._stat
+
+        def stat(path):
+            names.append(path.rsplit("/", 1)[-1])
+            return real_stat(path)
+
+        fsutil.open = profile_mod.open = counting
+        fsutil._stat = stat
+        try:
+            docs = mem.profile.read()
+        finally:
+            del fsutil.open, profile_mod.open  # (the builtin again)
+            fsutil._stat = real_stat
+        eq(sorted(names), ["identity.md", "soul.md", "user.md"], kind + ": one look-up each")
+        eq(docs["user"], "Name: Ada. " + "x" * 50, kind + ": the text")
+        with open("/flash/memory/soul.md", "wb") as f:
+            f.write(b"s" * (mem.profile.max_bytes + 100))
+        eq(len(mem.profile.read("soul")), mem.profile.max_bytes, kind + ": cut at max_bytes")
+        mem.close()
+        dev.unmount()
