@@ -1766,4 +1766,6 @@ MUTANTS = [
     ('session/sessions', '        if not turn_completed and st.pend_size < 0 and st.seen == w and fsutil.size(log) != st.log_size:',
      '        if False:',
      "a turn's first record names a stale log end: dropped as superseded when the turn completes"),
+    ('session/write', "        st.seen = -1  # (what `st` says of the index is not so: looked up at the next use)\n", '',
+     "index entries dropped as another program removed the index, the session still taken as checked: its history reads an index that is gone"),
 ]
