@@ -1774,4 +1774,7 @@ MUTANTS = [
     ('session/sessions', '            write.drop_stale(log, self._cache[log] if self._private else self._open(log))',
      '            write.drop_stale(log, self._cache[log])',
      "close on the host removes a pending file another open began a turn in since"),
+    ('session/sessions', '            # looked up first (another program may have written them since).\n            st.seen = -1\n',
+     '            # looked up first (another program may have written them since).\n            pass\n',
+     "a compaction asked for rewrites the log from a cached state: another program's turn since is lost"),
 ]

@@ -256,6 +256,11 @@ class Sessions:
         """Compact the session now (as after a turn that left it over its limit). Returns
         the block warning when even the compacted session is over the limit, else None."""
         log = self.path(session_id)
+        st = self._cache.get(log)
+        if st is not None:
+            # A rewrite of the log from `st` that no append of this call checked: its files are
+            # looked up first (another program may have written them since).
+            st.seen = -1
         return self._compact(log, self._open(log))
 
     def _compact(self, log, st):

@@ -448,3 +448,21 @@ def test_an_index_removed_behind_a_cached_session_is_rebuilt_at_its_next_use():
         eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
            kind + ": ESP-Claw reads every record once, in order")
         dev.unmount()
+
+
+def test_a_compaction_asked_for_keeps_a_turn_written_behind_the_cached_session():
+    # A compaction rewrites the log from what the session's state names: asked for (not after
+    # a turn, whose append has just checked the log's end), the files are looked up first,
+    # should another program have written them since they were checked.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256, size_limit=3000)
+        for n in range(4):
+            _turn(s, n, tools=False, sid=SID)
+        _esp_turn("e")
+        eq(s.compact(SID), None, kind + ": compacted, not blocked")
+        want = [(r, str(n)) for n in (0, 1, 2, 3, "e") for r in ("user", "final")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": ESP-Claw's turn kept")
+        s.close()
+        eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
+           kind + ": and ESP-Claw reads it")
+        dev.unmount()
