@@ -256,6 +256,11 @@ class Sessions:
         """Compact the session now (as after a turn that left it over its limit). Returns
         the block warning when even the compacted session is over the limit, else None."""
         log = self.path(session_id)
+        st = self._cache.get(log)
+        if st is not None:
+            # A rewrite of the log from `st` that no append of this call checked: its files are
+            # looked up first (another program may have written them since).
+            st.seen = -1
         return self._compact(log, self._open(log))
 
     def _compact(self, log, st):
@@ -285,9 +290,14 @@ class Sessions:
         that left the cache before keeps its own, which ESP-Claw never opens and the next
         open of that session reads as stale: no damage, and no erase spent on eviction)."""
         from . import write
+        # Another open may have begun a turn in the file since: on the board's flash, only the
+        # file of a session nothing wrote since it was checked goes (FAT rewrites it in place,
+        # its size kept); the host's are checked again, as at every use.
+        w = fsutil.writes
+        mine = [log for log in self._order if self._cache[log].seen == w or not self._private]
         self.flush()
-        for log in self._order:
-            write.drop_stale(log, self._cache[log])
+        for log in mine:
+            write.drop_stale(log, self._cache[log] if self._private else self._open(log))
         self._cache = {}
         self._order = []
 

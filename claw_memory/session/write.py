@@ -256,6 +256,7 @@ def flush_index(log, st):
     except Moved:
         st.lag = empty
         st.lag_turns = 0
+        st.seen = -1  # (what `st` says of the index is not so: looked up at the next use)
         return
     st.idx_size = max(st.idx_size, 0) + len(data)
     st.count += len(st.lag) // fmt_.ENT

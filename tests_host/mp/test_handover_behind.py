@@ -426,3 +426,43 @@ def test_a_turn_written_behind_a_cached_session_is_found_at_its_next_write():
            [("user" if r == "user" else "assistant", "%s %s" % (r, n)) for r, n in want],
            kind + ": ESP-Claw's replay")
         dev.unmount()
+
+
+def test_an_index_removed_behind_a_cached_session_is_rebuilt_at_its_next_use():
+    # Another program removes the index alone (a host tool that has it rebuilt). The next
+    # turn's entries find it not ending where they expected and are dropped: the session must
+    # then be looked up again, not taken as checked (its cached entry count names an index
+    # that is gone), so the history has every turn and the index is rebuilt from the log.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256, index_every=1)
+        _turn(s, 0, tools=False, sid=SID)
+        _turn(s, 1, tools=False, sid=SID)
+        os.remove(_log() + ".idx")
+        _turn(s, 2, tools=False, sid=SID)
+        want = [(r, str(n)) for n in range(3) for r in ("user", "final")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": every turn, from the log")
+        _turn(s, 3, tools=False, sid=SID)
+        want += [("user", "3"), ("final", "3")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": and the next one")
+        s.close()
+        eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
+           kind + ": ESP-Claw reads every record once, in order")
+        dev.unmount()
+
+
+def test_a_compaction_asked_for_keeps_a_turn_written_behind_the_cached_session():
+    # A compaction rewrites the log from what the session's state names: asked for (not after
+    # a turn, whose append has just checked the log's end), the files are looked up first,
+    # should another program have written them since they were checked.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256, size_limit=3000)
+        for n in range(4):
+            _turn(s, n, tools=False, sid=SID)
+        _esp_turn("e")
+        eq(s.compact(SID), None, kind + ": compacted, not blocked")
+        want = [(r, str(n)) for n in (0, 1, 2, 3, "e") for r in ("user", "final")]
+        eq(_tags(s.messages(SID, tokens=0)), want, kind + ": ESP-Claw's turn kept")
+        s.close()
+        eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
+           kind + ": and ESP-Claw reads it")
+        dev.unmount()

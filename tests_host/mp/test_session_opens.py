@@ -303,3 +303,32 @@ def _rmtree(path):
         else:
             os.remove(p)
     os.rmdir(path)
+
+
+def test_close_leaves_the_turn_another_open_began_after_its_own():
+    # One open's turn leaves the pending file stale; another open on the root then begins a
+    # turn there (the file holds its acknowledged record). The first open's close must not
+    # take the file for its own stale one: the other open completes its turn whole. (On the
+    # host's filesystem too, where nothing is taken as checked.)
+    import time
+
+    for kind in ("lfs2", "fat", "host"):
+        root = "/tmp/claw_close_%d" % time.ticks_us() if kind == "host" else "/flash"
+        dev = None if kind == "host" else mount(kind, "/flash", blocks=256)
+        a = claw_memory.open(root, extract=False)
+        b = claw_memory.open(root, extract=False)
+        _turn(a.sessions, 0, tools=False)
+        _turn(a.sessions, 1)  # (a longer turn: FAT then rewrites the file in place, its size kept)
+        b.sessions.persist(SID, [(1, _user(2), None)])
+        a.close()
+        b.sessions.persist(SID, [(2, _final(2), None)], turn_completed=True)
+        want = [("user", "0"), ("final", "0"), ("user", "1"), ("call", "1"), ("tool", "1"),
+                ("final", "1"), ("user", "2"), ("final", "2")]
+        eq(_tags(b.sessions.messages(SID, tokens=0)), want, kind + ": the other open's turn whole")
+        b.close()
+        eq(_tags(claw_memory.open(root, extract=False).sessions.messages(SID, tokens=0)), want,
+           kind + ": reopened")
+        if dev is None:
+            _rmtree(root)
+        else:
+            dev.unmount()
