@@ -92,6 +92,12 @@ _listing(%r)
 """
 
 
+# Run before each write or removal: a memory the board's program keeps open (the REPL's,
+# main.py's after an interrupt) takes its sessions' files as it checked them until the
+# library writes (claw_memory/session/sessions.py, _open); these writes are not the
+# library's, so they move its count themselves.
+_WROTE = "import sys\n_m = sys.modules.get('claw_memory.fsutil')\nif _m:\n _m.writes += 1\n"
+
 _RMTREE = """
 import os
 def rmtree(p):
@@ -197,7 +203,7 @@ class Board:
 
     def write(self, path, data, step=None):
         """Write a file on the board (replacing it); `step(n)` after every chunk."""
-        self.exec("f=open(%r,'wb')\nw=f.write" % path)
+        self.exec(_WROTE + "f=open(%r,'wb')\nw=f.write" % path)
         for i in range(0, len(data), _WCHUNK):
             chunk = data[i:i + _WCHUNK]
             self.exec("w(%r)" % chunk)
@@ -207,13 +213,13 @@ class Board:
 
     def makedirs(self, path):
         """Create a directory and its parents on the board."""
-        self.exec("import os\np = %r\nfor part in %r.split('/'):\n p = p + part if p in ('', '/') "
+        self.exec(_WROTE + "import os\np = %r\nfor part in %r.split('/'):\n p = p + part if p in ('', '/') "
                   "else p + '/' + part\n try:\n  os.mkdir(p)\n except OSError:\n  pass"
                   % ("/" if path.startswith("/") else "", path.strip("/")))
 
     def rmtree(self, path):
         """Remove a file or a directory tree on the board (nothing when it is not there)."""
-        self.exec(_RMTREE + "rmtree(%r)" % path, timeout=120)
+        self.exec(_WROTE + _RMTREE + "rmtree(%r)" % path, timeout=120)
 
     def pull(self, root, dest, where):
         """Copy `sessions/` and `memory/` of the data root `root` on the board into the
@@ -263,7 +269,7 @@ class Board:
         paths = list(paths)
         dirs = sorted(dirs, key=len, reverse=True)
         for i in range(0, len(paths), _REMOVE_BATCH):
-            self.exec("import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass"
+            self.exec(_WROTE + "import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass"
                       % paths[i:i + _REMOVE_BATCH], timeout=120)
         for i in range(0, len(dirs), _REMOVE_BATCH):
             self.exec("import os\nfor p in %r:\n try:\n  os.rmdir(p)\n except OSError:\n  pass"

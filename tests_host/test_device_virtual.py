@@ -167,6 +167,26 @@ def test_wipe_on_the_board(board, capsys):
         root, root + "/memory")).strip() == "['memory', 'sessions'] []"
 
 
+def test_a_memory_kept_open_on_the_board_sees_what_board_commands_changed(board, capsys):
+    # A memory the board's program keeps open takes its sessions' files as it checked them
+    # until the library writes; the CLI's board commands write and remove with plain file
+    # calls in the same interpreter, so they move the library's count themselves: the open
+    # memory then sees the wiped session, neither its old turns nor an I/O error.
+    root = "/flash/kept"
+    assert _cli(capsys, "init", "-p", board.port, "--device-root", root)[0] == 0
+    out = _mp(board, "import claw_memory\nKEPT = claw_memory.open(%r, extract=False)\n"
+                     "SID = KEPT.chats.session_id('w', 'x')\n"
+                     "KEPT.sessions.persist(SID, [(1, None, 'hi'), (2, None, 'yo')], turn_completed=True)\n"
+                     "print(len(KEPT.sessions.messages(SID)))" % root)
+    assert out.strip() == "2", out
+    rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions", "--yes")
+    assert rc == 0, err
+    out = _mp(board, "print(KEPT.sessions.messages(SID))\n"
+                     "KEPT.sessions.persist(SID, [(1, None, 'again')], turn_completed=True)\n"
+                     "print([m['content'] for m in KEPT.sessions.messages(SID)])\nKEPT.close()")
+    assert out.split("\n")[:2] == ["[]", "['again']"], out
+
+
 def test_cli_board_errors_are_clear(board, capsys):
     # a port that does not exist
     rc, out, err = _cli(capsys, "inspect", "--port", "/dev/nonexistent-board", "--device-root", "/")

@@ -119,7 +119,7 @@ class Sessions:
                 self._note("repaired %s: %s" % (log, rep))
             self._remember(log, st)
         # `st` is what the files hold now. On a filesystem only this program writes (littlefs,
-        # FAT: mpremote stops the program before it touches them) it is taken as true until
+        # FAT: mpremote interrupts the program before it touches them) it is taken as true until
         # the next write; the host's folders (VfsPosix, a remote mount; CPython) other
         # processes may write: checked at every use, as cheap there.
         if self._private is None:
