@@ -290,14 +290,13 @@ class Sessions:
         that left the cache before keeps its own, which ESP-Claw never opens and the next
         open of that session reads as stale: no damage, and no erase spent on eviction)."""
         from . import write
-        # Another open may have begun a turn in the file since: on the board's flash, only the
-        # file of a session nothing wrote since it was checked goes (FAT rewrites it in place,
-        # its size kept); the host's are checked again, as at every use.
+        # Another open may have begun a turn in the file since its state was checked (FAT
+        # rewrites it in place, its size kept): that file is read before it goes.
         w = fsutil.writes
-        mine = [log for log in self._order if self._cache[log].seen == w or not self._private]
+        checked = [log for log in self._order if self._cache[log].seen == w]
         self.flush()
-        for log in mine:
-            write.drop_stale(log, self._cache[log] if self._private else self._open(log))
+        for log in self._order:
+            write.drop_stale(log, self._cache[log], log not in checked, self.max_record_bytes)
         self._cache = {}
         self._order = []
 

@@ -225,9 +225,17 @@ def clear_stale(log, st):
         st.pend_file = max(st.pend_file, len(data))
 
 
-def drop_stale(log, st):
-    """On close: a stale pending file of a cached session goes."""
+def drop_stale(log, st, check=False, limit=0):
+    """On close: a stale pending file of a cached session goes; with `check` (written since
+    `st` was checked: another open may have begun a turn in it) only when the log holds
+    every record it has (`limit`: max_record_bytes)."""
     if st.pend_size < 0 and st.pend_file >= 0:
+        if check:
+            from .pending import Pending
+
+            p = Pending(log, limit)
+            if p.recs is None or p.logged < len(p.recs):
+                return
         fsutil.remove(log + fmt_.PEND)
         st.pend_file = -1
 
