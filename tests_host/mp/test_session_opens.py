@@ -332,3 +332,29 @@ def test_close_leaves_the_turn_another_open_began_after_its_own():
             _rmtree(root)
         else:
             dev.unmount()
+
+
+def test_index_entries_are_dropped_for_a_log_another_open_rewrote_with_an_index_as_long():
+    # Another open of the program rewrote the log and its index (as a compaction does), the
+    # new index as long as the one this open's state names: the end its append finds is
+    # the one expected, but the entries waiting in RAM point into the old log. They are
+    # dropped (the next open indexes what the log holds), never appended.
+    from claw_memory.session import format as fmt_
+
+    for kind in ("lfs2", "fat"):
+        dev, mem = _fresh(kind, extract=False)
+        _turn(mem.sessions, 1, tools=False)  # (the first turn's entries reach the index)
+        _turn(mem.sessions, 2, tools=False)
+        _turn(mem.sessions, 3, tools=False)  # (these two wait in RAM: index_every 4)
+        with open(_log(), "rb") as f:
+            lines = f.read().split(b"\n")[:-1]
+        kept = lines[-2:]  # (the newest turn, as a compaction keeps it)
+        ents = fmt_.entry(0, len(kept[0]) + 1, 1, 0) + fmt_.entry(len(kept[0]) + 1, len(kept[1]) + 1, 2, 0)
+        eq(fsutil.size(_log() + ".idx"), len(fmt_.HEADER + ents), "(an index of the same size)")
+        fsutil.write_file(_log(), b"\n".join(kept) + b"\n")  # (through the library: counted)
+        fsutil.write_file(_log() + ".idx", fmt_.HEADER + ents)
+        mem.sessions.flush()
+        eq([m["content"] for m in _esp_replay(_log())], ["user 3", "final 3"],
+           kind + ": the other open's index as it wrote it")
+        mem.close()
+        dev.unmount()
