@@ -51,13 +51,10 @@ class Profile:
         return made
 
     def _read(self, name):
-        f = fsutil.open_existing(self.path(name))  # (one look-up of its name: read each request)
-        if f is None:
+        # (one look-up of its name, an open: the documents are read for each request)
+        data = fsutil.read_bounded(self.path(name), self.max_bytes, head=True)
+        if data is None:
             return ""
-        with f:
-            n = min(f.seek(0, 2), self.max_bytes)  # (read(n) allocates n bytes, whatever it finds)
-            f.seek(0)
-            data = f.read(n)
         # A document over the bound is cut on a character boundary, never inside one.
         return text.clean(data)
 
