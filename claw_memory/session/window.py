@@ -76,9 +76,10 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
     with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 and not kept else Nothing() as idx, \
             open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
             open(snap.log + fmt_.PEND, "rb") if snap.pend and end > snap.logged else Nothing() as pf:
-        for src, f in ((_kept(snap, i0) if kept else fmt_.entries(idx, snap.count, i0)
-                        if snap.count > i0 else (), lf),
-                       (_lag(snap, i0), lf), (_pending(snap, i0), pf)):
+        for src, f in ((_ram(snap.win, snap.wfirst, i0, snap.count) if kept
+                        else fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
+                       (_ram(snap.lag, snap.count, max(i0, snap.count), snap.logged), lf),
+                       (_pending(snap, i0), pf)):
             for i, off, ln, kind, fmt in src:
                 if i >= end:
                     return
@@ -91,17 +92,11 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
                 yield i, f, off, ln, kind, fmt
 
 
-def _kept(snap, i0):
-    # (i, offset, length, type, backend) of the index entries start() kept
-    for i in range(i0, snap.count):
-        off, ln, kind, fmt = fmt_.unpack(snap.win, (i - snap.wfirst) * fmt_.ENT)
-        yield i, off, ln, kind, fmt
-
-
-def _lag(snap, i0):
-    # (i, offset, length, type, backend) of the records logged but not indexed yet
-    for i in range(max(i0, snap.count), snap.logged):
-        off, ln, kind, fmt = fmt_.unpack(snap.lag, (i - snap.count) * fmt_.ENT)
+def _ram(buf, first, i0, end):
+    # (i, offset, length, type, backend) of records i0..end-1 from index entries in RAM, the
+    # first of `buf` record `first`'s: those start() kept, or the logged ones not indexed yet
+    for i in range(i0, end):
+        off, ln, kind, fmt = fmt_.unpack(buf, (i - first) * fmt_.ENT)
         yield i, off, ln, kind, fmt
 
 
