@@ -24,9 +24,9 @@ from claw_memory.session import file_name  # noqa: E402
 _IMAGE = "/tmp/claw-list-cost.img"
 
 
-def build(kind, n):
-    dev = mount(kind, "/flash", blocks=12288, image_file=_IMAGE)
-    mem = claw_memory.open("/flash", "lite", extract=False)
+def esp_sessions(mem, n, blocked=False):
+    """N small sessions as ESP-Claw writes them: a chat map, a log of one user message and its
+    index (with `blocked`, one in 300 with a block marker)."""
     for k in range(n):
         key = "chat:web:u%d" % k
         mem.chats.save(key, "default_01", ["default_01"])
@@ -36,9 +36,15 @@ def build(kind, n):
             f.write(data)
         with open(log + ".idx", "wb") as f:
             f.write(b"CHDX\x01\x00\x0a\x00\x00\x00\x00\x00" + len(data).to_bytes(4, "little") + b"\x01\x01")
-        if k % 300 == 7:
+        if blocked and k % 300 == 7:
             with open(log + ".blocked", "wb") as f:
                 f.write(b"")
+
+
+def build(kind, n):
+    dev = mount(kind, "/flash", blocks=12288, image_file=_IMAGE)
+    mem = claw_memory.open("/flash", "lite", extract=False)
+    esp_sessions(mem, n, True)
     mem.close()
     return dev
 
@@ -60,5 +66,6 @@ def run(kind, n):
           % (kind, n, rows, blocked, mb, mb / n, dt / 1000))
 
 
-run("lfs2", int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
-run("fat", int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
+if __name__ == "__main__":  # (turn_cost.py imports esp_sessions)
+    run("lfs2", int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    run("fat", int(sys.argv[2]) if len(sys.argv) > 2 else 2000)

@@ -20,13 +20,13 @@ sys.path[:0] = [_HERE, _HERE + "/../../../claw_memory_cli/runtime", _HERE + "/..
 import asyncio  # noqa: E402
 
 from flashsim import mount  # noqa: E402
+from list_cost import esp_sessions  # noqa: E402
 from scripted_llm import call, say  # noqa: E402
 
 import claw_memory  # noqa: E402
 from claw_memory import fsutil  # noqa: E402
 from claw_memory.agent import Agent  # noqa: E402
 from claw_memory.core import Request  # noqa: E402
-from claw_memory.session import file_name  # noqa: E402
 
 _IMAGE = "/tmp/claw-turn-cost.img"
 _TURNS = 8
@@ -53,15 +53,7 @@ class StreamLLM:
 def build(kind, n):
     dev = mount(kind, "/flash", blocks=12288, image_file=_IMAGE)
     mem = claw_memory.open("/flash", extract=False)
-    for k in range(n):
-        key = "chat:web:u%d" % k
-        mem.chats.save(key, "default_01", ["default_01"])
-        log = "/flash/sessions/" + file_name(key + ":default_01")
-        data = b'{"role":"user","content":"hi %d"}\n' % k
-        with open(log, "wb") as f:
-            f.write(data)
-        with open(log + ".idx", "wb") as f:
-            f.write(b"CHDX\x01\x00\x0a\x00\x00\x00\x00\x00" + len(data).to_bytes(4, "little") + b"\x01\x01")
+    esp_sessions(mem, n)
     mem.close()
     return dev
 
