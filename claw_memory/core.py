@@ -154,7 +154,16 @@ def system_text(base, sections, channel=None, chat_id=None):
     if channel or chat_id:
         parts.append("\n\n## Core Request\nsource_channel: %s\nsource_chat_id: %s" % (
             _value(channel or "", _SOURCE_MAX), _value(chat_id or "", _SOURCE_MAX)))
-    return "".join(parts).strip()
+    # "".join(parts).strip() without a second copy of the whole prompt (a board's heap may
+    # not have two such blocks): every part after the first holds "## ", so the ends to
+    # strip are the first non-blank part's start and the last part's end
+    if len(parts) > 1 and not parts[0].strip():
+        parts[0] = ""
+        parts[1] = parts[1].lstrip()
+    else:
+        parts[0] = parts[0].lstrip()
+    parts[-1] = parts[-1].rstrip()
+    return "".join(parts)
 
 
 def args_text(args):

@@ -1789,4 +1789,9 @@ MUTANTS = [
     ('session/sessions', '            # looked up first (another program may have written them since).\n            st.seen = -1\n',
      '            # looked up first (another program may have written them since).\n            pass\n',
      "a compaction asked for rewrites the log from a cached state: another program's turn since is lost"),
+    # the system prompt joined once, its ends stripped in place (core.system_text)
+    ('core', '        parts[1] = parts[1].lstrip()\n', '',
+     "a system prompt without a base text starts with blank lines"),
+    ('core', '    parts[-1] = parts[-1].rstrip()\n', '',
+     "a system prompt ends with the last section's trailing blank lines"),
 ]
