@@ -73,3 +73,16 @@ def test_a_tool_calls_booleans_are_not_searched_under_cpython_too():
     call = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
         "name": "lamp", "arguments": '{"on":true,"level":3,"room":"hall"}'}}]}
     assert indexer.record_text(call, TOOL_CALL).split("\n") == ["lamp", "3", "hall"]
+
+
+def test_the_system_prompt_is_stripped_at_its_two_ends_only():
+    # core.system_text strips the prompt's ends in place (no second copy of it on a board):
+    # the text is that of joining it whole and stripping it
+    from claw_memory.core import system_text
+
+    assert system_text("", [("A", "x\n\n")]) == "## A\nx"
+    assert system_text(None, [("A", " x "), ("B", "y \n")], "c", "") == (
+        "## A\n x \n\n## B\ny \n\n\n## Core Request\nsource_channel: c\nsource_chat_id:")
+    assert system_text("  base \n", [("A", "x")]) == "base \n\n\n## A\nx"
+    assert system_text(" \n ", []) == ""
+    assert system_text(" b ", []) == "b"

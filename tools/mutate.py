@@ -130,7 +130,8 @@ TESTS = {
     # run mutants mapped to it without one rather than let them meet a skipped module
     "llm/": _LLM,
     "llm/certs": _LLM + ["tests_host/test_cabundle.py"],
-    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py", _MP + "test_prompt_values.py"],
+    "core": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py", _MP + "test_prompt_values.py",
+             "tests_host/test_text_cpython.py"],
     "reply": _LLM + [_MP + "test_extract.py", "tests_host/test_readme.py"],
     "": ["tests_host"],  # anything else: the whole suite
 }
