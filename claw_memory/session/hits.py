@@ -76,7 +76,7 @@ def _hits(q, file, cands, out, limit, max_chars):
     sid, path, archived = file[:3]
     qh = q.qh
     recs = []  # (offset, length, type, score, order) of this file's candidates
-    with open(path + fmt_.TIX, "rb") if cands[-1][3] >= 0 else fsutil.Nothing() as f:
+    with q.take(path + fmt_.TIX) if cands[-1][3] >= 0 else fsutil.Nothing() as f:
         for c in cands:
             if c[3] < 0:
                 recs.append(c[4] + (c[0], c[1]))
@@ -87,7 +87,7 @@ def _hits(q, file, cands, out, limit, max_chars):
             except (ValueError, IndexError):
                 raise Stale(path)  # (its record table damaged: the index is made again)
             recs.append(rec + (c[0], c[1]))
-    with open(path, "rb") as lf:
+    with q.take(path) as lf:
         size = lf.seek(0, 2)
         for off, ln, k, score, order in recs:
             got, rec = indexer.read_record(lf, off, ln, q.max_record) if (

@@ -25,9 +25,12 @@
 # runs the query again without it, six times at most).
 # Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
 # so each file is opened once per pass that needs it (the log and its index in the first, an
-# index in the second only for postings beyond the pool, both again for the candidates only),
-# and a file is opened without a stat first.
-# Heap: the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
+# index in the second only for postings beyond the pool, both again for the candidates only,
+# unless they are among the last _HELD files with matches the first pass kept open), and a
+# file is opened without a stat first.
+# Heap: up to _HELD open files (on littlefs each with its 128-byte cache; MicroPython's FatFs
+# is built FF_FS_TINY: its files share the volume's sector buffer),
+# the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
 # changed meanwhile reruns the query), 14 bytes and one per query term per record scored
@@ -52,6 +55,7 @@ LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
 _KEEP = const(4096)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
 _AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
+_HELD = const(4)  # files the first pass keeps open for the second (a log and its index: 2)
 
 
 def query_hashes(query):
@@ -100,8 +104,8 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     again = _AGAIN
     while tries:
         lost = []  # (this run's: a file an earlier run could not read may read now)
+        q = _Query(qh, max_record, files, note, lost, exclude, again > 0)
         try:
-            q = _Query(qh, max_record, files, note, lost, exclude, again > 0)
             hits = q.run(limit, max_chars)
         except Stale as e:
             tries -= 1
@@ -111,6 +115,8 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
         except Again:
             again -= 1  # (files in `exclude` whose candidates took the places of others)
             continue
+        finally:
+            q.shut()
         _report(skipped, exclude, lost)
         return hits
     _report(skipped, exclude, ())
@@ -165,6 +171,30 @@ class _Query:
         self.tlen = array("I")
         self.tkdl = array("I")
         self.ttf = bytearray()
+        self.held = []  # [path, open file]: the last files with matches, for the second pass
+
+    def hold(self, path, f):
+        """Keep `f`, `path` open, for take(): the second pass reads the candidates' files
+        again, and with thousands of sessions each open looks its name up through hundreds of
+        KiB of the folder's metadata (the newest files are kept: a chat's current session,
+        read last, holds most of the best records)."""
+        self.held.append((path, f))
+        if len(self.held) > _HELD:
+            self.held.pop(0)[1].close()
+
+    def take(self, path):
+        """The file `path` open for reading, from hold() when it was kept (its position
+        anywhere: the caller seeks)."""
+        for i, (p, f) in enumerate(self.held):
+            if p == path:
+                del self.held[i]
+                return f
+        return open(path, "rb")
+
+    def shut(self):
+        """Close what hold() kept."""
+        while self.held:
+            self.held.pop()[1].close()
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
@@ -247,12 +277,13 @@ class _Query:
             lf = fsutil.open_existing(path)
             if lf is None:  # a session the chat map names that has no turn yet
                 return
+        found = False
         try:
             if end < 0:
                 end = lf.seek(0, 2)
             at = self._blocks(path, lf if check else None, fi)
             if (at < 0 or end - at > tail) and self._index(path, end):
-                self._undo(marks)
+                self._undo(marks)  # (_index let go of the index kept open: it wrote it)
                 at = self._blocks(path, None, fi)
                 if at < 0:
                     raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
@@ -261,10 +292,14 @@ class _Query:
                 if lf is None:
                     lf = open(path, "rb")
                 self._tail(fi, lf, at, end)
+            found = len(self.bpos) > marks[0] or len(self.toff) > marks[2]
         finally:
             if lf is not None:
-                lf.close()
-        if len(self.bpos) > marks[0] or len(self.toff) > marks[2]:
+                if found and self.keep:
+                    self.hold(path, lf)
+                else:
+                    lf.close()
+        if found:
             self.kept.append(place)
             self.korder.append(file[4])
             self.kpath.append(path_hash(file[1]))
@@ -278,6 +313,7 @@ class _Query:
         # wrote programmed 24 MB trying each of its 2,000 sessions in turn).
         if self.full:
             return False
+        self._drop(path + fmt_.TIX)  # (kept open by _blocks: written now)
         try:
             indexer.update(path, self.max_record, end)
             return True
@@ -315,7 +351,8 @@ class _Query:
         f = fsutil.open_existing(path + fmt_.TIX)
         if f is None:
             return 0
-        with f:
+        keep = False
+        try:
             size = f.seek(0, 2)
             f.seek(0)
             if size < tix.HDR or f.read(tix.HDR) != tix.MAGIC:
@@ -341,14 +378,28 @@ class _Query:
                 last = b
                 pos = b.next()
                 f.seek(pos)
+            keep = self.keep and len(self.bpos) > marks[0] and not damaged
+        finally:
+            if keep:
+                self.hold(path + fmt_.TIX, f)
+            else:
+                f.close()
         if damaged:
             self._undo(marks)
             fsutil.remove(path + fmt_.TIX)  # (not caught up by an append: made again)
             return -1
         if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)
+            self._drop(path + fmt_.TIX)
             return -1
         return last.end if last is not None else 0
+
+    def _drop(self, path):
+        for i, (p, f) in enumerate(self.held):
+            if p == path:
+                del self.held[i]
+                f.close()
+                return
 
     def _block(self, f, b, fi):
         self.n += b.n

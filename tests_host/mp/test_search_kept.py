@@ -1,0 +1,210 @@
+# History search keeps the last files with matches open from its first pass to its second
+# (search._HELD): with thousands of sessions each open looks its name up through hundreds of
+# KiB of the folder's metadata. The answers are those of a search that opens every file
+# again; a kept file that fails in the second pass leaves only its session out; an index
+# written in the first pass is read as written.
+import espclaw
+from mptest import eq, heap, ok
+from search_cases import D, SID, TOPICS
+from search_cases import archive_run, fresh, texts, turn
+
+from claw_memory import fsutil
+from claw_memory.session import Sessions
+from claw_memory.session import hits as hits_mod
+from claw_memory.session import search as search_mod
+
+HEAP = "8M"
+U1, U2, U3 = "chat:web:u1:default_01", "chat:web:u2:default_01", "chat:web:u3:default_01"
+
+
+class _Opens:
+    """Counts the search path's opens of each file (as test_search_faults.py puts faults)."""
+
+    def __init__(self, wrap=None):
+        self.n = {}
+        self.wrap = wrap
+
+    def __call__(self, path, mode="r"):
+        f = open(path, mode)
+        if isinstance(path, str) and path.startswith(D):
+            name = path.rsplit("/", 1)[1]
+            self.n[name] = self.n.get(name, 0) + 1
+            if self.wrap:
+                f = self.wrap(path, f)
+        return f
+
+    def __enter__(self):
+        fsutil.open = search_mod.open = hits_mod.open = self
+        return self
+
+    def __exit__(self, *exc):
+        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
+        return False
+
+
+class _Unkept:
+    """Every file opened again in the second pass (the search before files were kept)."""
+
+    def __enter__(self):
+        self.hold = search_mod._Query.hold
+        search_mod._Query.hold = lambda q, path, f: f.close()
+        return self
+
+    def __exit__(self, *exc):
+        search_mod._Query.hold = self.hold
+        return False
+
+
+@heap("16M")
+def test_a_chats_files_are_opened_once_when_few():
+    for kind in ("lfs2", "fat"):
+        dev, s = fresh(kind, blocks=512)
+        for n in range(12):
+            turn(s, U1, n)
+            turn(s, U2, n + 3)
+        s.close()
+        for ids in ([U1], [U1, U2]):
+            with _Opens() as o:
+                got = Sessions(D).search("boiler Hendrik", 3, ids)
+            ok(got and all(h["text"].find("boiler") >= 0 for h in got), "found: %r" % got)
+            eq(sorted(set(o.n.values())), [1], "%s, %d sessions: each file once: %r" % (kind, len(ids), o.n))
+            eq(len(o.n), 2 * len(ids), "%s: the logs and their indexes: %r" % (kind, o.n))
+        # three sessions, six files: the last four kept, the first session's opened again
+        for n in range(12):
+            turn(s, U3, n + 5)
+        s.close()
+        with _Opens() as o:  # (each session holds a hit: 2, 1 and 1 records)
+            got = Sessions(D).search("boiler Hendrik", 4, [U1, U2, U3])
+        eq(len(got), 4, kind)
+        eq(max(o.n.values()), 2, "%s: a file beyond the kept ones opened again: %r" % (kind, o.n))
+        eq([k for k, v in o.n.items() if v == 2 and "_u1_" not in k], [], "%s: only U1's: %r" % (kind, o.n))
+        dev.unmount()
+
+
+def test_files_without_matches_are_not_kept():
+    # the first session alone holds the term: the three after it (their logs and indexes
+    # read, no match) do not push its files out
+    dev, s = fresh(blocks=512)
+    ids = [U1, U2, U3, "chat:web:u4:default_01"]
+    for n in range(4):
+        turn(s, U1, 1) if n == 0 else turn(s, ids[n], 2)
+    s.close()
+    with _Opens() as o:
+        got = Sessions(D).search("boiler", 5, ids)
+    eq([h["session"] for h in got], [U1], "found")
+    eq(sorted(set(o.n.values())), [1], "each file once: %r" % o.n)
+    dev.unmount()
+
+
+def test_answers_are_those_of_a_search_that_opens_every_file_again():
+    # archive segments, logs, the current session's lag read from its text, limits that
+    # reach into every file
+    dev, s = archive_run(n=60)
+    for n in range(9):
+        turn(s, U2, n)
+    turn(s, SID, 61)  # (cached, its last turn not indexed yet)
+    queries = ["boiler Hendrik March", "violin Thursdays", "lookup result 7", "noted",
+               "花园 番茄", "Lisbon seat", "apple cake butter eggs", TOPICS[0]]
+    for q in queries:
+        for limit in (1, 5, 20):
+            for ids in ([SID], [SID, U2], None):
+                got = s.search(q, limit, ids)
+                with _Unkept():
+                    want = s.search(q, limit, ids)
+                eq(got, want, "%r %d %r" % (q, limit, ids))
+                ok(got or q == "noted" and ids == [SID], "%r found" % q)
+    dev.unmount()
+
+
+class _Armed:
+    """Reads of the file failing (EIO) once `on[0]`."""
+
+    def __init__(self, f, on):
+        self.f, self.on = f, on
+
+    def _check(self):
+        if self.on[0]:
+            raise OSError(5, "EIO")
+
+    def read(self, *a):
+        self._check()
+        return self.f.read(*a)
+
+    def readinto(self, *a):
+        self._check()
+        return self.f.readinto(*a)
+
+    def seek(self, *a):
+        return self.f.seek(*a)
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
+def test_a_kept_file_failing_in_the_second_pass_leaves_only_its_session_out():
+    dev, s = fresh(blocks=512)
+    turn(s, U1, 1)
+    turn(s, U2, 11)  # (the same topic: both hold "boiler")
+    s.close()
+    for suffix in (".log", ".tix"):
+        on = [False]
+        verify = search_mod.verify
+
+        def armed(*a):
+            on[0] = True  # (the first pass is over: its files are kept open)
+            return verify(*a)
+
+        search_mod.verify = armed
+        log = []
+        skipped = []
+        try:
+            with _Opens(lambda p, f: _Armed(f, on) if "_u2_" in p and p.endswith(suffix) else f) as o:
+                got = Sessions(D, log=log.append).search("boiler", 5, [U1, U2], skipped)
+        finally:
+            search_mod.verify = verify
+        eq(o.n.get([n for n in o.n if "_u2_" in n and n.endswith(suffix)][0]), 1,
+           "kept, not opened again (%s)" % suffix)
+        eq([h["session"] for h in got], [U1], "the other session's hit (%s)" % suffix)
+        eq(skipped, [U2], "reported (%s)" % suffix)
+        ok(any("left out" in m and "_u2_" in m for m in log), "noted: %r" % log)
+        eq(len(Sessions(D).search("boiler", 5, [U1, U2])), 2, "both again, no fault")
+    dev.unmount()
+
+
+@heap("16M")
+def test_an_index_brought_up_to_date_in_the_first_pass_is_read_as_written():
+    # ESP-Claw appended behind our index: the first pass reads the old index (its matches,
+    # the file kept open), then appends the new records' blocks; the second pass reads them
+    # from the new file, with no run again and no index written twice.
+    for kind in ("lfs2", "fat"):
+        dev, s = fresh(kind, blocks=512)
+        for n in range(8):
+            turn(s, SID, n)
+        s.close()
+        esp = espclaw.EspClawSessions(D, truncate=espclaw.model_truncate(dev))
+        for n in range(30):
+            esp.persist(SID, [(1, '{"role":"user","content":"the quokka %d was noted"}' % n, None)])
+            esp.persist(SID, [(2, '{"role":"assistant","content":"noted quokka %d"}' % n, None)],
+                        turn_completed=True)
+        runs = [0]
+        update = search_mod.indexer.update
+
+        def counted(*a):
+            runs[0] += 1
+            return update(*a)
+
+        search_mod.indexer.update = counted
+        try:
+            got = Sessions(D).search("noted quokka", 5, [SID])
+        finally:
+            search_mod.indexer.update = update
+        eq(runs[0], 1, "%s: the index brought up once" % kind)
+        eq(len(got), 5, kind)
+        ok(all("quokka" in t for _, t in texts(got)), "%s: the new records: %r" % (kind, got))
+        dev.unmount()
