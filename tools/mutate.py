@@ -57,7 +57,7 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
 _SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
-           _MP + "test_search_faults.py", "tests_host/test_text_cpython.py",
+           _MP + "test_search_faults.py", _MP + "test_search_kept.py", "tests_host/test_text_cpython.py",
            _MP + "test_provenance.py",
            "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
