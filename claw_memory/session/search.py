@@ -106,7 +106,10 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
         lost = []  # (this run's: a file an earlier run could not read may read now)
         q = _Query(qh, max_record, files, note, lost, exclude, again > 0)
         try:
-            hits = q.run(limit, max_chars)
+            try:
+                hits = q.run(limit, max_chars)
+            finally:
+                q.shut()  # (before a stale index is removed: FatFs frees an open file's clusters)
         except Stale as e:
             tries -= 1
             if e.args[0] is not None:
@@ -115,8 +118,6 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
         except Again:
             again -= 1  # (files in `exclude` whose candidates took the places of others)
             continue
-        finally:
-            q.shut()
         _report(skipped, exclude, lost)
         return hits
     _report(skipped, exclude, ())
