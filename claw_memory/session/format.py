@@ -243,33 +243,33 @@ def line_bytes(f, off, n, head):
     return raw
 
 
-def pending_records(path, valid=None):
-    """[(type, backend, offset, line length)] of a pending file's whole records, how many
-    lines it holds that are none (garbage, `valid(f, offset, length, first piece)` false for
-    the JSON after the prefix, or a torn last line), its header's log offsets (pending_start's;
-    None: header unusable) and where its whole lines end. Lines of any length are records."""
+def pending_records(f, valid=None):
+    """[(type, backend, offset, line length)] of the whole records of a pending file open
+    for reading at its start, how many lines it holds that are none (garbage, `valid(f,
+    offset, length, first piece)` false for the JSON after the prefix, or a torn last line),
+    its header's log offsets (pending_start's; None: header unusable) and where its whole
+    lines end. Lines of any length are records."""
     recs = []
     bad = 0
-    with open(path, "rb") as f:
-        head = f.readline(_PEND_HEAD)
-        l0 = pending_start(head)
-        if l0 is None:
-            return recs, 1, None, 0
-        pos = len(head)
-        while True:
-            n, nl, first = next_line(f)
-            if not n or first[0] == 0:
-                break  # the end, or the end mark of an in-place rewrite (PEND_END)
-            if not nl:
-                bad += 1  # cut while appending: that persist was not acknowledged
-                break
-            rec = _kind(first) if n > 3 else None
-            if rec and (valid is None or valid(f, pos + 2, n - 2, first[2:])):
-                recs.append((rec[0], rec[1], pos, n))
-            else:
-                bad += 1  # garbage: rewrite the file without it
-            pos += n
-            f.seek(pos)
+    head = f.readline(_PEND_HEAD)
+    l0 = pending_start(head)
+    if l0 is None:
+        return recs, 1, None, 0
+    pos = len(head)
+    while True:
+        n, nl, first = next_line(f)
+        if not n or first[0] == 0:
+            break  # the end, or the end mark of an in-place rewrite (PEND_END)
+        if not nl:
+            bad += 1  # cut while appending: that persist was not acknowledged
+            break
+        rec = _kind(first) if n > 3 else None
+        if rec and (valid is None or valid(f, pos + 2, n - 2, first[2:])):
+            recs.append((rec[0], rec[1], pos, n))
+        else:
+            bad += 1  # garbage: rewrite the file without it
+        pos += n
+        f.seek(pos)
     return recs, bad, l0, pos
 
 

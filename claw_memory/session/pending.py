@@ -31,7 +31,8 @@ class Pending:
         def chat_record(f, off, ln, first):
             return kind(f, off, ln, limit, first)[0] != 0
 
-        recs, torn, starts, self.end = fmt_.pending_records(self.path, chat_record)
+        with open(self.path, "rb") as f:
+            recs, torn, starts, self.end = fmt_.pending_records(f, chat_record)
         if starts is None:
             self.unreadable = True
             return

@@ -7,6 +7,8 @@
 # inside a tool exchange (it starts at a user record), and the newest turn is sent whole even
 # when it alone is over the budget (line B could send the summary alone).
 
+from io import BytesIO
+
 from .. import jsonraw, text
 from ..fsutil import Nothing
 from .._compat import const, dumps
@@ -22,6 +24,7 @@ _LINE_CHARS = const(64)  # characters of text per summary line
 _WHOLE = const(4096)  # records up to this size are parsed for their summary line
 _PEEK = const(512)  # bytes of a bigger record's text read for its summary line
 _WIN = const(256)  # index entries start() keeps for the request's passes (2.5 KiB at most)
+_PEND_RAM = const(1024)  # bytes of a pending turn a snapshot keeps for the request's passes
 SUMMARY_HEAD = "# Early conversation (summarized to fit the context budget)\n"
 
 
@@ -41,8 +44,17 @@ class Snapshot:
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
+        # The pending file's bytes up to its last record, when they are few (a turn's user
+        # message, as a rule): the request's passes read them from here, not from the file
+        # (each open looks its name up: on FAT with thousands of sessions, hundreds of KiB)
+        self.pbuf = None
         if st.pend:
-            recs = fmt_.pending_records(log + fmt_.PEND)[0][: st.pend]
+            with open(log + fmt_.PEND, "rb") as f:
+                recs = fmt_.pending_records(f)[0][: st.pend]
+                end = recs[-1][2] + recs[-1][3] if recs else 0
+                if end <= _PEND_RAM:
+                    f.seek(0)
+                    self.pbuf = f.read(end)
             # the record's JSON and newline: after the 2-digit prefix
             pend = [(kind, fmt, off + 2, ln - 2) for kind, fmt, off, ln in recs]
         self.pend = pend
@@ -75,7 +87,7 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
     kept = snap.wfirst <= i0  # (the entries from i0 on are in RAM)
     with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 and not kept else Nothing() as idx, \
             open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
-            open(snap.log + fmt_.PEND, "rb") if snap.pend and end > snap.logged else Nothing() as pf:
+            _pending_file(snap) if snap.pend and end > snap.logged else Nothing() as pf:
         for src, f in ((_ram(snap.win, snap.wfirst, i0, snap.count) if kept
                         else fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
                        (_ram(snap.lag, snap.count, max(i0, snap.count), snap.logged), lf),
@@ -98,6 +110,10 @@ def _ram(buf, first, i0, end):
     for i in range(i0, end):
         off, ln, kind, fmt = fmt_.unpack(buf, (i - first) * fmt_.ENT)
         yield i, off, ln, kind, fmt
+
+
+def _pending_file(snap):
+    return BytesIO(snap.pbuf) if snap.pbuf is not None else open(snap.log + fmt_.PEND, "rb")
 
 
 def _pending(snap, i0):

@@ -250,6 +250,63 @@ def test_a_turn_checks_its_session_files_only_after_other_writes():
         dev.unmount()
 
 
+class _Reads:
+    """Counts the opens of `path` for reading (each one a look-up of its name)."""
+
+    def __init__(self, path):
+        import builtins
+
+        self.b = builtins
+        self.path = path
+        self.n = 0
+
+    def __enter__(self):
+        self.open = self.b.open
+
+        def counted(path, mode="r", *a):
+            if path == self.path and mode == "rb":
+                self.n += 1
+            return self.open(path, mode, *a)
+
+        self.b.open = counted
+        return self
+
+    def __exit__(self, *exc):
+        self.b.open = self.open
+        return False
+
+
+def test_a_requests_passes_take_a_small_pending_turn_from_ram():
+    # The turn's user message is in the pending file when the request's history is made: the
+    # snapshot keeps its bytes (up to 1 KiB), and the passes (the length, then the body of
+    # each LLM call) read them there, not through three more opens of the file. A longer
+    # message is read from the file at each pass. Both are sent whole.
+    import asyncio
+
+    from scripted_llm import ScriptedLLM, call, say
+
+    from claw_memory.agent import Agent
+    from claw_memory.core import Request
+
+    for kind in ("lfs2", "fat"):
+        dev, mem = _fresh(kind, blocks=512, extract=False)
+        _agent_turn(mem, 1)
+        # (a longer one: the snapshot, the length, two bodies, ScriptedLLM's messages() check
+        # of each, the completion)
+        for text, opens in (("water the tomatoes on Friday?", 2), ("long " * 300, 7)):
+            llm = ScriptedLLM([call("memory_list", {}), say("done")])
+            ag = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.")
+            with _Reads(_log() + ".pending") as rd:
+                asyncio.run(ag.run(Request(text, SID, channel="web", chat_id="u1")))
+            eq(rd.n, opens, "%s, %d bytes: the pending file read by the snapshot and the "
+                            "completion only, or at every pass too" % (kind, len(text)))
+            for c in llm.calls:  # (ScriptedLLM checks the streamed bytes against messages())
+                users = [m["content"] for m in c["messages"] if m.get("role") == "user"]
+                eq(users[-1], text, "%s: the turn's message sent whole" % kind)
+        mem.close()
+        dev.unmount()
+
+
 def test_a_relative_folder_on_the_flash_is_taken_as_the_boards():
     # (a board's scripts often open the data root by a path relative to "/")
     import os
