@@ -216,6 +216,11 @@ class Sessions:
                 if st.seen == w:
                     st.seen = fsutil.writes
                 return None
+            from sys import modules
+
+            win = modules.get("claw_memory.session.window")
+            if win is not None:
+                win.release()  # (the log the request's history kept open: its request ends)
             try:
                 ents = write.append_turn(log, st, lines, fmt)
             except write.Moved:  # (written by another program that nothing here saw)
@@ -289,7 +294,12 @@ class Sessions:
         """Flush the indexes and remove the cached sessions' stale pending files (a session
         that left the cache before keeps its own, which ESP-Claw never opens and the next
         open of that session reads as stale: no damage, and no erase spent on eviction)."""
+        from sys import modules
+
         from . import write
+        win = modules.get("claw_memory.session.window")
+        if win is not None:
+            win.release()  # (the log a request's history kept open)
         # Another open may have begun a turn in the file since its state was checked (FAT
         # rewrites it in place, its size kept): that file is read before it goes.
         w = fsutil.writes

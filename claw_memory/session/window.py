@@ -41,6 +41,7 @@ class Snapshot:
 
     def __init__(self, log, st):
         self.log = log
+        self.st = st
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
@@ -86,7 +87,7 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
         end = snap.total
     kept = snap.wfirst <= i0  # (the entries from i0 on are in RAM)
     with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 and not kept else Nothing() as idx, \
-            open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
+            _log_file(snap) if snap.logged > i0 else Nothing() as lf, \
             _pending_file(snap) if snap.pend and end > snap.logged else Nothing() as pf:
         for src, f in ((_ram(snap.win, snap.wfirst, i0, snap.count) if kept
                         else fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
@@ -110,6 +111,47 @@ def _ram(buf, first, i0, end):
     for i in range(i0, end):
         off, ln, kind, fmt = fmt_.unpack(buf, (i - first) * fmt_.ENT)
         yield i, off, ln, kind, fmt
+
+
+# The log a request's passes read, kept open from one pass to the next (a length, then the
+# body of each LLM call: each open looks its name up, hundreds of KiB on FAT with thousands
+# of sessions): [its session's State, the file]. A pass takes it while the session is that
+# State (a compaction, a repair or a change another program made gives it another), else
+# opens the log again. A turn's completion (Sessions.persist: an append would leave FatFs's
+# open file at the old size) and Sessions.close() close it: it lives for one request's LLM
+# calls (a card taken out and put back meanwhile fails that request).
+_held = [None, None]
+
+
+def _log_file(snap):
+    if _held[0] is not snap.st:
+        release()
+        _held[1] = open(snap.log, "rb")
+        _held[0] = snap.st
+    return _Kept(_held[1])
+
+
+def release():
+    """Close the log the passes keep open."""
+    f = _held[1]
+    _held[0] = _held[1] = None
+    if f is not None:
+        try:
+            f.close()
+        except OSError:
+            pass  # (a volume unmounted since, or a card taken out: nothing to keep)
+
+
+class _Kept:
+    # (a `with` of a file that stays open)
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self.f
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _pending_file(snap):
