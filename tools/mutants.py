@@ -145,7 +145,7 @@ MUTANTS = [
      "ends the file: no record follows and the file is removed either way"),
     ("session/format", "_SAFE_MAX = const(24)", "_SAFE_MAX = const(23)",
      "safe part of a session file name cut at 23 bytes"),
-    ("session/format", "            if not n or first[0] == 0:\n", "            if not n:\n",
+    ("session/format", "        if not n or first[0] == 0:\n", "        if not n:\n",
      "the end mark of a pending file rewritten in place is read as a garbage line, the stale rest after it as records"),
 
     # -- session/state ----------------------------------------------------------------------
@@ -1808,4 +1808,25 @@ MUTANTS = [
     ('session/search', '            keep = self.keep and len(self.bpos) > marks[0] and not damaged\n',
      '            keep = self.keep and not damaged\n',
      "indexes without matches kept open: they push out the files the second pass reads"),
+    # a small pending turn kept by the snapshot for the request's passes (window.Snapshot)
+    ('session/window', '                if end <= _PEND_RAM:\n', '                if False:\n',
+     "each pass of a request opens the pending file again (a look-up of its name each)"),
+    ('session/window', '                    self.pbuf = f.read(end)\n', '                    self.pbuf = f.read(end - 1)\n',
+     "the pending turn kept without its last byte: its message is not sent"),
+    ('session/window', '    return BytesIO(snap.pbuf) if snap.pbuf is not None else open(snap.log + fmt_.PEND, "rb")\n',
+     '    return open(snap.log + fmt_.PEND, "rb")\n',
+     "the kept pending turn not used: the file opened at every pass"),
+    # the log kept open from one pass of a request to the next (window._held)
+    ('session/window', '    if _held[0] is not snap.st:\n', '    if True:\n',
+     "each pass of a request opens the log again"),
+    ('session/window', '        try:\n            f.close()\n        except OSError:\n            pass',
+     '        f.close()\n        if 0:\n            pass',
+     "a kept file that fails to close (its card taken out) fails the next request"),
+    ('session/window', '    def __exit__(self, *exc):\n        return False\n\n\ndef _pending_file',
+     '    def __exit__(self, *exc):\n        self.f.close()\n\n\ndef _pending_file',
+     "the kept log closed at the end of a pass: the next pass reads a closed file"),
+    ('session/sessions', '                win.release()  # (the log the request\'s history kept open: its request ends)\n', '                pass\n',
+     "the log stays open after its turn completed (FatFs's open file keeps the old size)"),
+    ('session/sessions', '            win.release()  # (the log a request\'s history kept open)\n', '            pass\n',
+     "close() leaves a log open"),
 ]
