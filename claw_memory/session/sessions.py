@@ -322,6 +322,7 @@ class Sessions:
         log = self._target(session_id, file)
         st = self._open(log)
         snap = window.Snapshot(log, st)
+        snap.hold = self._private  # (the log kept open between passes: window._log_file)
         first = window.start(snap, self.history_tokens if tokens is None else tokens or 0,
                              self.max_record_bytes)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)

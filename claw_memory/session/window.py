@@ -42,6 +42,7 @@ class Snapshot:
     def __init__(self, log, st):
         self.log = log
         self.st = st
+        self.hold = False  # whether the passes keep the log open (_log_file; the board's flash)
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
@@ -119,11 +120,14 @@ def _ram(buf, first, i0, end):
 # State (a compaction, a repair or a change another program made gives it another), else
 # opens the log again. A turn's completion (Sessions.persist: an append would leave FatFs's
 # open file at the old size) and Sessions.close() close it: it lives for one request's LLM
-# calls (a card taken out and put back meanwhile fails that request).
+# calls (a card taken out and put back meanwhile fails that request). Only on the board's
+# flash (littlefs, FAT): on the host's folders a look-up is cheap, and no file stays open.
 _held = [None, None]
 
 
 def _log_file(snap):
+    if not snap.hold:
+        return open(snap.log, "rb")
     if _held[0] is not snap.st:
         release()
         _held[1] = open(snap.log, "rb")
