@@ -1829,4 +1829,9 @@ MUTANTS = [
      "the log stays open after its turn completed (FatFs's open file keeps the old size)"),
     ('session/sessions', '            win.release()  # (the log a request\'s history kept open)\n', '            pass\n',
      "close() leaves a log open"),
+    ('session/sessions', '        snap.hold = self._private  # (the log kept open between passes: window._log_file)\n',
+     '        snap.hold = True\n',
+     "on the host's folders a history leaves its log open after the request"),
+    ('session/window', '    if not snap.hold:\n        return open(snap.log, "rb")\n', '',
+     "the log kept open on any filesystem: a file left open on the host"),
 ]

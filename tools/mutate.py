@@ -48,7 +48,8 @@ _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test
             _MP + "test_handover_behind.py", _MP + "test_history_kept.py", "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
            _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py",
-           _MP + "test_session_records.py", _MP + "test_history_kept.py", _MP + "test_session_powercut.py"]
+           _MP + "test_session_records.py", _MP + "test_history_kept.py", _MP + "test_session_powercut.py",
+           "tests_host/test_llm_mp.py"]
 _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_ranking.py",
           _MP + "test_store_labels.py", _MP + "test_store_espclaw_files.py", _MP + "test_store_powercut.py",
           _MP + "test_golden.py", _MP + "test_store_faults.py", _MP + "test_store_derived.py",
@@ -64,7 +65,7 @@ _LLM_MP = "tests_host/test_llm_mp.py"
 _LLM = ["tests_host/test_llm.py", _MP + "test_llm.py", _LLM_MP, _MP + "test_agent.py"]
 TESTS = {
     "session/": _SESSION,
-    "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py",
+    "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py", _LLM_MP,
                                     _MP + "test_incognito.py", _MP + "test_search.py",
                                     _MP + "test_search_edges.py"],
     "session/restore": ["tests_host/test_cli.py", "tests_host/test_bundle_fields.py"],
