@@ -273,15 +273,15 @@ def pending_records(f, valid=None):
     return recs, bad, l0, pos
 
 
-def pending_bodies(path, count):
-    """(type, backend, JSON bytes) of the first `count` records of a pending file."""
-    with open(path, "rb") as f:
-        pos = len(f.readline(_PEND_HEAD))
-        for _ in range(count):
-            n, nl, first = next_line(f)
-            rec = _kind(first) if nl and n > 3 else None
-            if rec is None:
-                raise OSError(EIO, "pending file changed while reading")
-            yield rec[0], rec[1], line_bytes(f, pos, n, first)[2:-1]
-            pos += n
-            f.seek(pos)
+def pending_bodies(f, count):
+    """(type, backend, JSON bytes) of the first `count` records of a pending file open for
+    reading at its start."""
+    pos = len(f.readline(_PEND_HEAD))
+    for _ in range(count):
+        n, nl, first = next_line(f)
+        rec = _kind(first) if nl and n > 3 else None
+        if rec is None:
+            raise OSError(EIO, "pending file changed while reading")
+        yield rec[0], rec[1], line_bytes(f, pos, n, first)[2:-1]
+        pos += n
+        f.seek(pos)

@@ -104,6 +104,7 @@ class Sessions:
             # session four times.
             if st.seen == fsutil.writes:
                 return st
+            st.pcopy = None  # (its pending turn may have been rewritten as long: read again)
             if (
                 fsutil.size(log) != st.log_size
                 or fsutil.size(log + fmt_.IDX) != st.idx_size
@@ -216,11 +217,6 @@ class Sessions:
                 if st.seen == w:
                     st.seen = fsutil.writes
                 return None
-            from sys import modules
-
-            win = modules.get("claw_memory.session.window")
-            if win is not None:
-                win.release()  # (the log the request's history kept open: its request ends)
             try:
                 ents = write.append_turn(log, st, lines, fmt)
             except write.Moved:  # (written by another program that nothing here saw)
@@ -294,12 +290,7 @@ class Sessions:
         """Flush the indexes and remove the cached sessions' stale pending files (a session
         that left the cache before keeps its own, which ESP-Claw never opens and the next
         open of that session reads as stale: no damage, and no erase spent on eviction)."""
-        from sys import modules
-
         from . import write
-        win = modules.get("claw_memory.session.window")
-        if win is not None:
-            win.release()  # (the log a request's history kept open)
         # Another open may have begun a turn in the file since its state was checked (FAT
         # rewrites it in place, its size kept): that file is read before it goes.
         w = fsutil.writes
@@ -322,7 +313,6 @@ class Sessions:
         log = self._target(session_id, file)
         st = self._open(log)
         snap = window.Snapshot(log, st)
-        snap.hold = self._private  # (the log kept open between passes: window._log_file)
         first = window.start(snap, self.history_tokens if tokens is None else tokens or 0,
                              self.max_record_bytes)
         return History(snap, first, st, backend, self.max_record_bytes, self._note)

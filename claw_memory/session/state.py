@@ -29,6 +29,12 @@ class State:
         # rewritten in place over a longer one, >= 0 with pend_size -1 when it is stale (its
         # records logged; the next mid-turn persist rewrites it).
         self.pend_file = -1
+        # The pending file's bytes up to its last record as this program wrote them, when at
+        # most 1 KiB (write.append_pending): read from here instead of the file while they
+        # are as long as the records (pend_size); let go when the files are checked again
+        # after another write (Sessions._open: another writer may have rewritten the turn as
+        # long). Each read of the file looks its name up.
+        self.pcopy = None
         self.early = None  # summary lines of the oldest records (window.summary's cache)
         self.checked = None  # (first record, verdicts) of the last request: records checked
         self.done = False  # the pending records were just logged (after_turn marks the file stale)
@@ -54,9 +60,15 @@ def each(log, st):
 
 
 def pending(log, st):
-    """(type, backend, JSON bytes) of the unfinished turn's records."""
+    """(type, backend, JSON bytes) of the unfinished turn's records (from st.pcopy while it
+    is as long as they are, else from the file)."""
     if st.pend:
-        yield from fmt_.pending_bodies(log + fmt_.PEND, st.pend)
+        from io import BytesIO
+
+        cp = st.pcopy
+        with (BytesIO(cp) if cp is not None and len(cp) == st.pend_size
+              else open(log + fmt_.PEND, "rb")) as f:
+            yield from fmt_.pending_bodies(f, st.pend)
 
 
 def read(f, off, ln, limit):

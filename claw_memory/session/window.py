@@ -41,8 +41,6 @@ class Snapshot:
 
     def __init__(self, log, st):
         self.log = log
-        self.st = st
-        self.hold = False  # whether the passes keep the log open (_log_file; the board's flash)
         self.count = st.count
         self.lag = bytes(st.lag)
         pend = []
@@ -51,7 +49,9 @@ class Snapshot:
         # (each open looks its name up: on FAT with thousands of sessions, hundreds of KiB)
         self.pbuf = None
         if st.pend:
-            with open(log + fmt_.PEND, "rb") as f:
+            cp = st.pcopy  # (the bytes this program wrote, while they are the file's: state.py)
+            with (BytesIO(cp) if cp is not None and len(cp) == st.pend_size
+                  else open(log + fmt_.PEND, "rb")) as f:
                 recs = fmt_.pending_records(f)[0][: st.pend]
                 end = recs[-1][2] + recs[-1][3] if recs else 0
                 if end <= _PEND_RAM:
@@ -88,7 +88,7 @@ def records(snap, i0, end=None, theirs=None, limit=0, bad=None):
         end = snap.total
     kept = snap.wfirst <= i0  # (the entries from i0 on are in RAM)
     with open(snap.log + fmt_.IDX, "rb") if snap.count > i0 and not kept else Nothing() as idx, \
-            _log_file(snap) if snap.logged > i0 else Nothing() as lf, \
+            open(snap.log, "rb") if snap.logged > i0 else Nothing() as lf, \
             _pending_file(snap) if snap.pend and end > snap.logged else Nothing() as pf:
         for src, f in ((_ram(snap.win, snap.wfirst, i0, snap.count) if kept
                         else fmt_.entries(idx, snap.count, i0) if snap.count > i0 else (), lf),
@@ -112,50 +112,6 @@ def _ram(buf, first, i0, end):
     for i in range(i0, end):
         off, ln, kind, fmt = fmt_.unpack(buf, (i - first) * fmt_.ENT)
         yield i, off, ln, kind, fmt
-
-
-# The log a request's passes read, kept open from one pass to the next (a length, then the
-# body of each LLM call: each open looks its name up, hundreds of KiB on FAT with thousands
-# of sessions): [its session's State, the file]. A pass takes it while the session is that
-# State (a compaction, a repair or a change another program made gives it another), else
-# opens the log again. A turn's completion (Sessions.persist: an append would leave FatFs's
-# open file at the old size) and Sessions.close() close it: it lives for one request's LLM
-# calls (a card taken out and put back meanwhile fails that request). Only on the board's
-# flash (littlefs, FAT): on the host's folders a look-up is cheap, and no file stays open.
-_held = [None, None]
-
-
-def _log_file(snap):
-    if not snap.hold:
-        return open(snap.log, "rb")
-    if _held[0] is not snap.st:
-        release()
-        _held[1] = open(snap.log, "rb")
-        _held[0] = snap.st
-    return _Kept(_held[1])
-
-
-def release():
-    """Close the log the passes keep open."""
-    f = _held[1]
-    _held[0] = _held[1] = None
-    if f is not None:
-        try:
-            f.close()
-        except OSError:
-            pass  # (a volume unmounted since, or a card taken out: nothing to keep)
-
-
-class _Kept:
-    # (a `with` of a file that stays open)
-    def __init__(self, f):
-        self.f = f
-
-    def __enter__(self):
-        return self.f
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _pending_file(snap):

@@ -19,6 +19,7 @@ from .state import pending
 LAG_MAX = const(2000)  # bytes of unindexed entries kept in RAM before the .idx is appended
 _NEST_MAX = const(32)  # brackets in a record above which its nesting is checked
 TAIL = const(8192)  # bytes of log after its text index's end before the persist path indexes them
+_PCOPY = const(1024)  # bytes of a pending turn kept in RAM as written (State.pcopy)
 
 
 def encode(records, max_chars, max_record_bytes):
@@ -132,6 +133,8 @@ def append_pending(log, st, lines, fmt, in_place):
         st.pend_file = max(st.pend_file, end)
     st.pend += len(lines)
     st.pend_size = end
+    cp = data if at == 0 else st.pcopy + data if st.pcopy is not None and len(st.pcopy) == at else None
+    st.pcopy = cp if cp is not None and end <= _PCOPY else None
 
 
 class Moved(OSError):
@@ -193,6 +196,7 @@ def after_turn(log, st, index_every):
     file and indexes the log's tail)."""
     if st.done:
         st.pend, st.pend_size = 0, -1
+        st.pcopy = None
         st.done = False
     if st.idx_size < 0 or st.lag_turns >= index_every or len(st.lag) > LAG_MAX:
         flush_index(log, st)

@@ -278,9 +278,10 @@ class _Reads:
 
 def test_a_requests_passes_take_a_small_pending_turn_from_ram():
     # The turn's user message is in the pending file when the request's history is made: the
-    # snapshot keeps its bytes (up to 1 KiB), and the passes (the length, then the body of
-    # each LLM call) read them there, not through three more opens of the file. A longer
-    # message is read from the file at each pass. Both are sent whole.
+    # session keeps the bytes it wrote there (up to 1 KiB: State.pcopy), and the snapshot, the
+    # passes (the length, then the body of each LLM call) and the completion read them there,
+    # not through opens of the file. A longer message is read from the file each time. Both
+    # are sent whole.
     import asyncio
 
     from scripted_llm import ScriptedLLM, call, say
@@ -293,16 +294,40 @@ def test_a_requests_passes_take_a_small_pending_turn_from_ram():
         _agent_turn(mem, 1)
         # (a longer one: the snapshot, the length, two bodies, ScriptedLLM's messages() check
         # of each, the completion)
-        for text, opens in (("water the tomatoes on Friday?", 2), ("long " * 300, 7)):
+        for text, opens in (("water the tomatoes on Friday?", 0), ("long " * 300, 7)):
             llm = ScriptedLLM([call("memory_list", {}), say("done")])
             ag = Agent(llm, mem.providers(), mem.hooks(), mem.tools(), "You are a helpful agent.")
             with _Reads(_log() + ".pending") as rd:
                 asyncio.run(ag.run(Request(text, SID, channel="web", chat_id="u1")))
-            eq(rd.n, opens, "%s, %d bytes: the pending file read by the snapshot and the "
-                            "completion only, or at every pass too" % (kind, len(text)))
+            eq(rd.n, opens, "%s, %d bytes: the pending file read never, or at every step"
+               % (kind, len(text)))
             for c in llm.calls:  # (ScriptedLLM checks the streamed bytes against messages())
                 users = [m["content"] for m in c["messages"] if m.get("role") == "user"]
                 eq(users[-1], text, "%s: the turn's message sent whole" % kind)
+        mem.close()
+        dev.unmount()
+
+
+def test_a_pending_turn_another_writer_changed_is_read_from_the_file():
+    # The session's copy of the pending turn it wrote is used only while nothing was written
+    # since its files were checked: a rewrite of the same length (FAT rewrites in place)
+    # by another writer is what the history shows and the completion logs.
+    from claw_memory import fsutil
+
+    for kind in ("lfs2", "fat"):
+        dev, mem = _fresh(kind, blocks=512, extract=False)
+        s = mem.sessions
+        _turn(s, 0, tools=False)
+        s.persist(SID, [(1, None, "feed the cat")])
+        pend = _log() + ".pending"
+        with open(pend, "rb") as f:
+            data = f.read()
+        fsutil.write_file(pend, data.replace(b"feed the cat", b"walk the dog"))  # (the count moves)
+        eq([m["content"] for m in s.messages(SID)][-1], "walk the dog", kind + ": the history")
+        s.persist(SID, [(2, None, "done")], turn_completed=True)
+        with open(_log(), "rb") as f:
+            logged = f.read()
+        ok(b"walk the dog" in logged and b"feed the cat" not in logged, kind + ": the log")
         mem.close()
         dev.unmount()
 

@@ -263,5 +263,8 @@ def test_every_session_read_reserves_at_most_a_few_kib_beyond_the_line():
         eq(_Watched.bad, [], "%s: no read reserves more than %d bytes beyond the line" % (kind, _BOUND))
         ok(_Watched.biggest <= 65536 + 1, "%s: the 70,000-byte record, over the 64 KiB bound, is "
            "never read in one piece (the largest read: %d bytes)" % (kind, _Watched.biggest))
-        ok(min(counts) > 0, "%s: every step read lines (%r)" % (kind, counts))
+        # (the watch works: a pending turn this program wrote, at most 1 KiB, is read from RAM
+        # afterwards, so the later steps of a session read no line of it from the file)
+        ok(counts[0] > 0 and min(counts[6:]) > 0, "%s: the first step and the opens read lines (%r)"
+           % (kind, counts))
         dev.unmount()
