@@ -124,6 +124,10 @@ def append_pending(log, st, lines, fmt, in_place):
         data = fmt_.pending_head(max(st.log_size, 0)) + data
         at = 0
     end = at + len(data)
+    # (made before the write: after it, a MemoryError would report records on flash as not)
+    cp = st.pcopy
+    cp = (None if end > _PCOPY else data if at == 0
+          else cp + data if cp is not None and len(cp) == at else None)
     path = log + fmt_.PEND
     if st.pend_file < 0 or (at == 0 and not in_place):
         fsutil.write_file(path, data)  # (littlefs commits it at close: a cut leaves the old)
@@ -133,8 +137,7 @@ def append_pending(log, st, lines, fmt, in_place):
         st.pend_file = max(st.pend_file, end)
     st.pend += len(lines)
     st.pend_size = end
-    cp = data if at == 0 else st.pcopy + data if st.pcopy is not None and len(st.pcopy) == at else None
-    st.pcopy = cp if cp is not None and end <= _PCOPY else None
+    st.pcopy = cp
 
 
 class Moved(OSError):
