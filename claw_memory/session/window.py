@@ -11,7 +11,7 @@ from io import BytesIO
 
 from .. import jsonraw, text
 from ..fsutil import Nothing
-from .._compat import const, dumps
+from .._compat import EIO, const, dumps
 from ..core import FINAL, TOOL_RESULTS, USER
 from ..messages import degrade
 from ..wire import RECORD_HEADS
@@ -47,16 +47,18 @@ class Snapshot:
         # The pending file's bytes up to its last record, when they are few (a turn's user
         # message, as a rule): the request's passes read them from here, not from the file
         # (each open looks its name up: on FAT with thousands of sessions, hundreds of KiB)
-        self.pbuf = None
+        self.pbuf = self.phead = None
         if st.pend:
             cp = st.pcopy  # (the bytes this program wrote, while they are the file's: state.py)
             with (BytesIO(cp) if cp is not None and len(cp) == st.pend_size
                   else open(log + fmt_.PEND, "rb")) as f:
                 recs = fmt_.pending_records(f)[0][: st.pend]
                 end = recs[-1][2] + recs[-1][3] if recs else 0
+                f.seek(0)
                 if end <= _PEND_RAM:
-                    f.seek(0)
                     self.pbuf = f.read(end)
+                else:  # (its header: the passes read the file only while it is this turn's)
+                    self.phead = fmt_.read_pending_head(f)
             # the record's JSON and newline: after the 2-digit prefix
             pend = [(kind, fmt, off + 2, ln - 2) for kind, fmt, off, ln in recs]
         self.pend = pend
@@ -115,7 +117,16 @@ def _ram(buf, first, i0, end):
 
 
 def _pending_file(snap):
-    return BytesIO(snap.pbuf) if snap.pbuf is not None else open(snap.log + fmt_.PEND, "rb")
+    if snap.pbuf is not None:
+        return BytesIO(snap.pbuf)
+    f = open(snap.log + fmt_.PEND, "rb")
+    # The turn may have completed and the next one begun the file again (another request of
+    # the session, under asyncio): its bytes are then no longer these records'. The header
+    # names the log's size at the turn's start: another turn's names a longer log.
+    if fmt_.read_pending_head(f) != snap.phead:
+        f.close()
+        raise OSError(EIO, "%s: the pending turn was logged meanwhile" % snap.log)
+    return f
 
 
 def _pending(snap, i0):

@@ -198,3 +198,34 @@ def test_a_read_error_fails_one_history_only():
     ok(failed >= 4, "read errors met: %d" % failed)
     mem.close()
     dev.unmount()
+
+
+@heap("16M")
+def test_two_turns_on_one_session_never_send_another_pending_file_as_theirs():
+    # Two user messages of one session, their requests interleaved under asyncio: A's turn
+    # completes (its completion logs B's message too) and B's tool round begins the next
+    # pending file. B's request read its user messages from the pending file (over 1 KiB: not
+    # kept in RAM); its next pass must send them or fail, never send the new file's bytes
+    # read where they were (their records found damaged: a history without its messages).
+    from turns import call, result
+
+    big = "p" * 1500
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=256)
+        mem = claw_memory.open("/flash", extract=False)
+        s = mem.sessions
+        s.persist(SID, [(1, user("A", big), None)])
+        s.persist(SID, [(1, user("B", big), None)])
+        h = s.history(SID)
+        want = h.messages()
+        eq(len(want), 2, kind)
+        s.persist(SID, [(3, call("a"), None), (4, result("a"), None)])
+        s.persist(SID, [(2, final("A"), None)], turn_completed=True)
+        s.persist(SID, [(3, call("b"), None), (4, result("b"), None)])
+        try:
+            got = h.messages()
+        except OSError:
+            got = want  # (a failed request: sent again with the history as it is now)
+        eq(got, want, "%s: B's next pass" % kind)
+        mem.close()
+        dev.unmount()
