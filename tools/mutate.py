@@ -45,7 +45,8 @@ _SESSION = [_MP + "test_session.py", _MP + "test_session_limits.py", _MP + "test
             _MP + "test_session_opens.py", _MP + "test_session_powercut.py", _MP + "test_golden.py",
             _MP + "test_stream.py", _MP + "test_handover_session.py", _MP + "test_session_lifecycle.py",
             _MP + "test_session_records.py", _MP + "test_session_pending.py",
-            _MP + "test_handover_behind.py", _MP + "test_history_shared.py", "tests_host/test_session_heap32.py"]
+            _MP + "test_handover_behind.py", _MP + "test_history_shared.py", _MP + "test_session_pcopy.py",
+            "tests_host/test_session_heap32.py"]
 _STREAM = [_MP + "test_stream.py", _MP + "test_session.py", _MP + "test_session_limits.py",
            _MP + "test_session_opens.py", _MP + "test_agent.py", _MP + "test_llm.py", "tests_host/test_llm.py",
            _MP + "test_session_records.py", _MP + "test_history_shared.py", _MP + "test_session_powercut.py",
