@@ -186,11 +186,16 @@ class _Query:
     def take(self, path):
         """The file `path` open for reading, from hold() when it was kept (its position
         anywhere: the caller seeks)."""
+        f = self._pop(path)
+        return open(path, "rb") if f is None else f
+
+    def _pop(self, path):
+        # (the file hold() kept for `path`, no longer kept; None)
         for i, (p, f) in enumerate(self.held):
             if p == path:
                 del self.held[i]
                 return f
-        return open(path, "rb")
+        return None
 
     def shut(self):
         """Close what hold() kept."""
@@ -396,11 +401,9 @@ class _Query:
         return last.end if last is not None else 0
 
     def _drop(self, path):
-        for i, (p, f) in enumerate(self.held):
-            if p == path:
-                del self.held[i]
-                f.close()
-                return
+        f = self._pop(path)
+        if f is not None:
+            f.close()
 
     def _block(self, f, b, fi):
         self.n += b.n
