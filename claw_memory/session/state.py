@@ -60,15 +60,21 @@ def each(log, st):
 
 
 def pending(log, st):
-    """(type, backend, JSON bytes) of the unfinished turn's records (from st.pcopy while it
-    is as long as they are, else from the file)."""
+    """(type, backend, JSON bytes) of the unfinished turn's records."""
     if st.pend:
+        with pending_file(log, st) as f:
+            yield from fmt_.pending_bodies(f, st.pend)
+
+
+def pending_file(log, st):
+    """The unfinished turn's pending file, open for reading at its start: the bytes this
+    program wrote (st.pcopy) while they are as long as its records, else the file."""
+    cp = st.pcopy
+    if cp is not None and len(cp) == st.pend_size:
         from io import BytesIO
 
-        cp = st.pcopy
-        with (BytesIO(cp) if cp is not None and len(cp) == st.pend_size
-              else open(log + fmt_.PEND, "rb")) as f:
-            yield from fmt_.pending_bodies(f, st.pend)
+        return BytesIO(cp)
+    return open(log + fmt_.PEND, "rb")
 
 
 def read(f, off, ln, limit):

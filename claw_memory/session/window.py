@@ -16,7 +16,7 @@ from ..core import FINAL, TOOL_RESULTS, USER
 from ..messages import degrade
 from ..wire import RECORD_HEADS
 from . import format as fmt_
-from .state import read
+from .state import pending_file, read
 
 _OVERHEAD = const(4)  # tokens per message (line B's CLAW_MEMORY_SESSION_WINDOW_MSG_OVERHEAD)
 _LINES = const(20)  # summary lines at most
@@ -49,9 +49,7 @@ class Snapshot:
         # (each open looks its name up: on FAT with thousands of sessions, hundreds of KiB)
         self.pbuf = self.phead = None
         if st.pend:
-            cp = st.pcopy  # (the bytes this program wrote, while they are the file's: state.py)
-            with (BytesIO(cp) if cp is not None and len(cp) == st.pend_size
-                  else open(log + fmt_.PEND, "rb")) as f:
+            with pending_file(log, st) as f:
                 recs = fmt_.pending_records(f)[0][: st.pend]
                 end = recs[-1][2] + recs[-1][3] if recs else 0
                 f.seek(0)
