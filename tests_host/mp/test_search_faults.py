@@ -7,7 +7,7 @@ import os
 
 from flashsim import mount
 from mptest import eq, heap, ok
-from search_cases import D, turn
+from search_cases import D, FailingReads, Unkept, turn
 
 import claw_memory
 from claw_memory import fsutil
@@ -64,21 +64,6 @@ class _FlakyAgain(_Flaky):
 
     def __exit__(self, *exc):
         search_mod._Query.take = self.take
-        return False
-
-
-class _Unkept:
-    """The first pass keeps no file open for the second (as with files beyond the last
-    search._HELD it keeps): the candidates' pass opens each file again, where these faults
-    are put."""
-
-    def __enter__(self):
-        self.hold = search_mod._Query.hold
-        search_mod._Query.hold = lambda q, path, f: f.close()
-        return self
-
-    def __exit__(self, *exc):
-        search_mod._Query.hold = self.hold
         return False
 
 
@@ -149,7 +134,7 @@ def test_an_index_that_cannot_be_read_again_leaves_only_its_session_out():
     for first, what in ((2, "read again in the second pass"), (3, "the candidates' pass")):
         log = []
         skipped = []
-        with _Unkept(), _Flaky("_u1_", ".tix", first=first) as fl:
+        with Unkept(), _Flaky("_u1_", ".tix", first=first) as fl:
             got = Sessions(D, log=log.append).search("kiwi", 5, [U1, U2], skipped)
         ok(fl.seen >= 1, "the fault fired (%s)" % what)
         eq([h["text"] for h in got], ["one kiwi in the other chat"], "U2's hit (%s)" % what)
@@ -197,7 +182,7 @@ def test_a_file_left_out_after_the_first_pass_leaves_out_no_other():
     a, b = "chat:web:u0:default_01", "chat:web:u25:default_01"
     dev = _kiwis([a, b])
     skipped = []
-    with _Unkept(), _Plan({("_u0_", ".tix"): (2,)}):
+    with Unkept(), _Plan({("_u0_", ".tix"): (2,)}):
         got = Sessions(D).search("kiwi", 5, [a, b], skipped)
     eq(([h["session"] for h in got], skipped), ([b], [a]), "b found, a reported")
     dev.unmount()
@@ -210,7 +195,7 @@ def test_a_file_read_on_a_second_run_is_not_reported_skipped():
     a, c = "chat:web:a:default_01", "chat:web:c:default_01"
     dev = _kiwis([a, c])
     skipped = []
-    with _Unkept(), _Plan({("_c_", ".tix"): (1,), ("_a_", ".tix"): (2,)}):
+    with Unkept(), _Plan({("_c_", ".tix"): (1,), ("_a_", ".tix"): (2,)}):
         got = Sessions(D).search("kiwi", 5, [a, c], skipped)
     eq(([h["session"] for h in got], skipped), ([c], [a]), "c found and not reported, a reported")
     dev.unmount()
@@ -237,7 +222,7 @@ def test_runs_again_a_bounded_number_of_times_on_a_flaky_flash():
         eq(runs[0], 1, "one run")
         runs[0] = 0
         skipped = []
-        with _Unkept(), _Plan(every=9):
+        with Unkept(), _Plan(every=9):
             got = Sessions(D).search("kiwi", 20, ids, skipped)
     finally:
         search_mod._Query = q
@@ -246,31 +231,6 @@ def test_runs_again_a_bounded_number_of_times_on_a_flaky_flash():
     eq(len(got), 20, "20 hits")
     ok(skipped and not set(h["session"] for h in got) & set(skipped), "what it left out: %r" % skipped)
     dev.unmount()
-
-
-class _FailingReads:
-    """A file whose second read fails (EIO)."""
-
-    def __init__(self, f):
-        self.f, self.reads = f, 0
-
-    def seek(self, *a):
-        return self.f.seek(*a)
-
-    def read(self, n=-1):
-        self.reads += 1
-        if self.reads >= 2:
-            raise OSError(5, "EIO")
-        return self.f.read(n)
-
-    def close(self):
-        self.f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.f.close()
 
 
 def test_files_failing_in_every_run_leave_the_readable_ones_found():
@@ -297,7 +257,7 @@ def test_files_failing_in_every_run_leave_the_readable_ones_found():
     skipped = []
     search_mod.open = bad_open  # (the candidates' pass opens through search._Query.take)
     try:
-        with _Unkept():
+        with Unkept():
             got = Sessions(D).search("kiwi", 1, ids, skipped)
     finally:
         del search_mod.open
@@ -321,13 +281,13 @@ def test_a_log_failing_midway_gives_no_hit_of_a_session_reported_skipped():
     def bad_open(path, mode="r"):
         f = open(path, mode)
         if isinstance(path, str) and path.endswith(".log") and any(p in path for p in ("_b_", "_c_", "_d_")):
-            return _FailingReads(f)
+            return FailingReads(f, lambda n: n >= 2)  # (its second read)
         return f
 
     skipped = []
     search_mod.open = bad_open
     try:
-        with _Unkept():
+        with Unkept():
             got = Sessions(D).search("kiwi", 3, ids, skipped)
     finally:
         del search_mod.open
@@ -593,7 +553,7 @@ def test_a_session_removed_during_a_search_is_not_reported_unreadable():
     fsutil.open = search_mod.open = hits_mod.open = vanishing
     try:
         skipped = []
-        with _Unkept():  # (a file kept open is read as the first pass found it)
+        with Unkept():  # (a file kept open is read as the first pass found it)
             got = Sessions(D).search("boiler", 5, [U1, U2], skipped)
     finally:
         del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)

@@ -6,7 +6,7 @@
 import espclaw
 from mptest import eq, heap, ok
 from search_cases import D, SID, TOPICS
-from search_cases import archive_run, fresh, texts, turn
+from search_cases import FailingReads, Unkept, archive_run, fresh, texts, turn
 
 from claw_memory import fsutil
 from claw_memory.session import Sessions
@@ -39,19 +39,6 @@ class _Opens:
 
     def __exit__(self, *exc):
         del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
-        return False
-
-
-class _Unkept:
-    """Every file opened again in the second pass (the search before files were kept)."""
-
-    def __enter__(self):
-        self.hold = search_mod._Query.hold
-        search_mod._Query.hold = lambda q, path, f: f.close()
-        return self
-
-    def __exit__(self, *exc):
-        search_mod._Query.hold = self.hold
         return False
 
 
@@ -109,42 +96,11 @@ def test_answers_are_those_of_a_search_that_opens_every_file_again():
         for limit in (1, 5, 20):
             for ids in ([SID], [SID, U2], None):
                 got = s.search(q, limit, ids)
-                with _Unkept():
+                with Unkept():
                     want = s.search(q, limit, ids)
                 eq(got, want, "%r %d %r" % (q, limit, ids))
                 ok(got or q == "noted" and ids == [SID], "%r found" % q)
     dev.unmount()
-
-
-class _Armed:
-    """Reads of the file failing (EIO) once `on[0]`."""
-
-    def __init__(self, f, on):
-        self.f, self.on = f, on
-
-    def _check(self):
-        if self.on[0]:
-            raise OSError(5, "EIO")
-
-    def read(self, *a):
-        self._check()
-        return self.f.read(*a)
-
-    def readinto(self, *a):
-        self._check()
-        return self.f.readinto(*a)
-
-    def seek(self, *a):
-        return self.f.seek(*a)
-
-    def close(self):
-        self.f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.f.close()
 
 
 def test_a_kept_file_failing_in_the_second_pass_leaves_only_its_session_out():
@@ -164,7 +120,10 @@ def test_a_kept_file_failing_in_the_second_pass_leaves_only_its_session_out():
         log = []
         skipped = []
         try:
-            with _Opens(lambda p, f: _Armed(f, on) if "_u2_" in p and p.endswith(suffix) else f) as o:
+            def wrap(p, f):
+                return FailingReads(f, lambda n: on[0]) if "_u2_" in p and p.endswith(suffix) else f
+
+            with _Opens(wrap) as o:
                 got = Sessions(D, log=log.append).search("boiler", 5, [U1, U2], skipped)
         finally:
             search_mod.verify = verify

@@ -1,6 +1,6 @@
-# History search's test cases (tests_host/mp/test_search.py and test_search_edges.py): a
-# session folder on simulated flash, turns about topics a question can find, a session
-# compacted into the archive.
+# History search's test cases (tests_host/mp/test_search*.py): a session folder on simulated
+# flash, turns about topics a question can find, a session compacted into the archive, and the
+# faults the search's passes meet.
 import math
 
 from flashsim import mount
@@ -8,6 +8,7 @@ from mptest import eq
 
 from claw_memory import fsutil, terms
 from claw_memory.session import Sessions
+from claw_memory.session import search as search_mod
 
 D = "/flash/sessions"
 SID = "chat:web:u1:default_01"
@@ -79,3 +80,50 @@ def bm25(docs, query):
                 s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(t) / avg))
         out.append(round(s, 4))
     return out
+
+
+class Unkept:
+    """The search's first pass keeps no file open for the second (search._Query.hold closes
+    it, as for files beyond the last search._HELD it keeps): the candidates' pass opens each
+    file again, where faults on its opens are put."""
+
+    def __enter__(self):
+        self.hold = search_mod._Query.hold
+        search_mod._Query.hold = lambda q, path, f: f.close()
+        return self
+
+    def __exit__(self, *exc):
+        search_mod._Query.hold = self.hold
+        return False
+
+
+class FailingReads:
+    """The open file `f` whose reads (read, readinto) fail with EIO once `fail(n)` is true
+    of their number n (from 1)."""
+
+    def __init__(self, f, fail):
+        self.f, self.fail, self.n = f, fail, 0
+
+    def _read(self, how, *a):
+        self.n += 1
+        if self.fail(self.n):
+            raise OSError(5, "EIO")
+        return getattr(self.f, how)(*a)
+
+    def read(self, *a):
+        return self._read("read", *a)
+
+    def readinto(self, *a):
+        return self._read("readinto", *a)
+
+    def seek(self, *a):
+        return self.f.seek(*a)
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
