@@ -127,17 +127,24 @@ def foreign(raw):
     try:
         return json_value(raw)
     except MemoryError:
-        if not bloated(len(raw)):
+        if not bloated(raw):
             raise
         return None
 
 
-def bloated(n):
-    """After parsing n bytes of JSON ran out of heap: whether over 4 x n bytes are free, so
-    that the text's structure is at fault (thousands of nested or empty arrays in a few KiB:
-    MicroPython's parser allocates for each), not a heap too small for it."""
+def bloated(raw):
+    """After parsing JSON text `raw` ran out of heap: whether its structure is at fault, not
+    a heap too small for it: thousands of nested or empty arrays in a few KiB (MicroPython's
+    parser allocates ~32 bytes for each), seen as over one `[` or `{` in 8 bytes of a text of
+    at least 1 KiB (a shorter one that fails: the heap is out), or over 4 x its length free
+    after a collection. (The count is needed: a stale pointer on the C stack can keep the
+    failed parse's objects alive through the collection, hundreds of KiB of them.)"""
     import gc
 
+    n = len(raw)
+    a, b = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
+    if n >= 1024 and (raw.count(a) + raw.count(b)) * 8 > n:
+        return True
     gc.collect()
     free = getattr(gc, "mem_free", None)  # (MicroPython's; CPython raises no MemoryError here)
     return free is not None and free() > 4 * n

@@ -86,3 +86,11 @@ def test_the_system_prompt_is_stripped_at_its_two_ends_only():
     assert system_text("  base \n", [("A", "x")]) == "base \n\n\n## A\nx"
     assert system_text(" \n ", []) == ""
     assert system_text(" b ", []) == "b"
+
+
+def test_a_bomb_is_told_by_its_shape_from_one_kib_on():
+    # (CPython has no free-heap figure: only the count of brackets speaks)
+    assert jsonraw.bloated("[]" * 512) is True
+    assert jsonraw.bloated("[]" * 511) is False, "under 1 KiB: a failure there means the heap is out"
+    assert jsonraw.bloated("[" + "1234567," * 200 + "1]") is False, "one bracket in 8 bytes"
+    assert jsonraw.bloated('{"a":' * 300 + "1" + "}" * 300) is True, "nested objects"

@@ -88,7 +88,7 @@ def _check(name, status, text):
     except (ValueError, RuntimeError):  # RuntimeError: nesting too deep (CPython)
         pass
     except MemoryError:
-        if not bloated(len(text)):  # (a heap too small for the answer: the caller's to see)
+        if not bloated(text):  # (a heap too small for the answer: the caller's to see)
             raise
     if not 200 <= status < 300:
         msg = None

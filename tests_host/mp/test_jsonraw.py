@@ -85,6 +85,24 @@ def test_every_reader_of_a_model_s_or_a_tool_s_json_takes_a_bomb_as_no_json():
     del hog
 
 
+def test_a_bomb_is_told_by_its_shape_where_the_heap_cannot_say():
+    # After a parse ran the heap out, a collection may not give its objects back (a stale
+    # pointer on the C stack holds them: seen in one checkout's path and not another's): a
+    # text of nested or empty arrays is a bomb by its count of brackets; plain text of the same
+    # length, and a short one (a failure there means the heap is out), by the free heap alone.
+    nested, empty = "[" * 50000 + "]" * 50000, b"[]," * 33000
+    string, numbers = '"' + "m" * 100000 + '"', "[1, 2, 3, 4, 5, 6, 7, 8] " * 4000
+    hog = _hog(300000)  # (the texts made first: 100 KB in one piece may not fit beside it)
+    try:
+        eq(jsonraw.bloated(nested), True, "nested arrays, 100 KB: 4 x its length not free")
+        eq(jsonraw.bloated(empty), True, "empty arrays, as bytes")
+        eq(jsonraw.bloated(string), False, "a string of 100 KB: the heap is too small")
+        eq(jsonraw.bloated(numbers), False, "numbers: one bracket in 25 bytes")
+        eq(jsonraw.bloated(string[:16000]), True, "16 KB with 300 KB free: the text at fault, whatever it holds")
+    finally:
+        del hog
+
+
 def test_json_value_reads_what_cjson_reads():
     # A BOM before bytes, a key named twice in an object beside arrays of strings (its first
     # value), a stray tail after leading whitespace or after text that is not ASCII.
