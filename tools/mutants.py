@@ -437,7 +437,7 @@ MUTANTS = [
     ("session/tix", "                tag = key & mask | (ONE if n == 1 else 0)",
      "                tag = key & mask | ONE",
      "every term is marked as in one record: its other postings are read as the next term"),
-    ("session/tix", "        b = (h & _KEY) >> (21 - self.bits)", "        b = (h & _KEY) >> (20 - self.bits)",
+    ("session/tix", "        b = (h & KEY) >> (21 - self.bits)", "        b = (h & KEY) >> (20 - self.bits)",
      "a query looks for a term in the wrong bucket"),
     ("session/tix", "    at = max(start, end - (16 << span))", "    at = max(start, end - (16 << span) + 1)",
      "the probe hashes a byte fewer than the writer hashed: every index is stale"),
@@ -1831,4 +1831,6 @@ MUTANTS = [
      "a short text of brackets that ran the heap out is taken for no JSON: the heap's shortage hidden"),
     ("jsonraw", "(raw.count(a) + raw.count(b)) * 8 > n:", "raw.count(a) * 8 > n:",
      "a bomb of nested objects is not told by its shape"),
+    ("session/search", "    qh.sort(key=lambda h: h & tix.KEY)\n", "",
+     "a block's buckets are read in the query's order, back and forth: littlefs's cache of the last stretch misses"),
 ]

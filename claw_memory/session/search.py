@@ -99,6 +99,10 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     qh = query_hashes(query)
     if not qh:
         return []
+    # (in the order of their buckets, the same in every block: a block's buckets are then read
+    # forward, and two in one stretch of the file come from littlefs's cache of it, not the
+    # flash: a chat's query read 9 KiB less of 274)
+    qh.sort(key=lambda h: h & tix.KEY)
     exclude = []  # (path, session id) of files left out after a first pass had them
     tries = 3
     again = _AGAIN

@@ -39,7 +39,7 @@ _TF_MAX = const(4)  # a posting's count (BM25 saturates: 4 scores 0.8 of a count
 # in one record, whose posting then follows without a length), so a block of ~200 terms
 # with 32 buckets knows a term by 20 bits: an absent one meets another's key about once in
 # 5,000 lookups (the caller checks the records it finds).
-_KEY = const(0x1FFFFF)
+KEY = const(0x1FFFFF)
 WHOLE = const(6)  # from this many bucket bits on, a term's bucket and tag hold its whole key
 ONE = const(0x8000)
 _MASK = const(0x3FFFFFFF)
@@ -118,7 +118,7 @@ class Builder:
         n = len(self.dls)
         counts = {}
         for h in hashes:
-            k = h & _KEY  # (terms sharing a key are one term here)
+            k = h & KEY  # (terms sharing a key are one term here)
             counts[k] = counts.get(k, 0) + 1
         for k, c in counts.items():
             self.posts.append(k << 9 | n << 2 | min(c, _TF_MAX) - 1)
@@ -243,7 +243,7 @@ class Block:
     def bucket(self, d, h):
         """(file position, length) of the bucket of hash `h` (`d`: the directory head()
         returned)."""
-        b = (h & _KEY) >> (21 - self.bits)
+        b = (h & KEY) >> (21 - self.bits)
         a, z = struct.unpack_from("<HH", d, 2 * b)
         if not a <= z <= self.pend:
             raise ValueError(_DAMAGED)

@@ -12,6 +12,7 @@ from claw_memory import fsutil
 from claw_memory.session import Sessions
 from claw_memory.session import hits as hits_mod
 from claw_memory.session import search as search_mod
+from claw_memory.session import tix
 
 HEAP = "8M"
 U1, U2, U3 = "chat:web:u1:default_01", "chat:web:u2:default_01", "chat:web:u3:default_01"
@@ -167,3 +168,34 @@ def test_an_index_brought_up_to_date_in_the_first_pass_is_read_as_written():
         eq(len(got), 5, kind)
         ok(all("quokka" in t for _, t in texts(got)), "%s: the new records: %r" % (kind, got))
         dev.unmount()
+
+
+def test_a_blocks_buckets_are_read_forward():
+    # littlefs keeps a file's last read stretch in a cache: a query's terms are looked up in
+    # the order of their buckets (the same in every block), so two buckets in one stretch
+    # cost one read of the flash, and no block is read backwards
+    dev, s = fresh("lfs2", blocks=512)
+    for n in range(40):
+        turn(s, U1, n)
+    s.close()
+    query = "violin sister boiler bicycle wifi apple Thursdays carbonara fridge butter"
+    keys = [h & tix.KEY for h in search_mod.query_hashes(query)]
+    ok(keys != sorted(keys), "the query's own order is not its buckets' (else the test shows nothing)")
+    seen = []
+    find = tix.Block.find
+
+    def spy(self, f, d, h):
+        seen.append((self.pos, self.bucket(d, h)[0]))
+        return find(self, f, d, h)
+
+    tix.Block.find = spy
+    try:
+        got = Sessions(D).search(query, 3, [U1])
+    finally:
+        tix.Block.find = find
+    ok(got, "found")
+    blocks = set(p for p, _ in seen)
+    ok(len(seen) >= 2 * len(blocks) >= 4, "several blocks, several terms each: %r" % seen)
+    for (p0, a0), (p1, a1) in zip(seen, seen[1:]):
+        if p0 == p1:
+            ok(a0 <= a1, "block %d: bucket at %d read after one at %d" % (p0, a1, a0))
