@@ -175,7 +175,10 @@ def _score(q, top, bad):
                 at = 0  # (the posting's place: its record's length in the pool)
                 try:  # (the pool's were read once in the first pass; others' may be damaged)
                     while p < size:
-                        x, p = tix.unvarint(raw, p)
+                        x = raw[p]
+                        p += 1
+                        if x > 127:  # (a varint of two bytes or more: most are one)
+                            x, p = tix.unvarint(raw, p - 1)
                         o += (x >> 2) + 1
                         if o < n:
                             c = (x & 3) + 1

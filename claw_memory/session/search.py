@@ -444,7 +444,10 @@ class _Query:
         o = -1
         i = 0
         while i < len(raw):
-            x, i = tix.unvarint(raw, i)
+            x = raw[i]
+            i += 1
+            if x > 127:  # (a varint of two bytes or more: most are one)
+                x, i = tix.unvarint(raw, i - 1)
             o += (x >> 2) + 1
             pool[p] = dls[o] if o < len(dls) else 0
             p += 1

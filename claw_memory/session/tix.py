@@ -261,12 +261,23 @@ class Block:
         key = h & tag_mask(self.bits)
         i = 0
         while i < ln:
+            # (term_span inlined: the query's hottest loop, a bucket's terms walked for each
+            # term in each block; two calls a term cost more than the rest of the walk)
             tag = raw[i] | raw[i + 1] << 8
-            size, j = term_span(raw, i + 2, tag)
+            j = i = i + 2
+            if tag & ONE:
+                while raw[i] > 127:
+                    i += 1
+                i += 1
+            else:
+                i = raw[j]
+                j += 1
+                if i > 127:  # (postings of 128 bytes or more)
+                    i, j = unvarint(raw, j - 1)
+                i += j
             if tag & 0x7FFF == key:
-                p = raw[j : j + size]
-                return at + j, size, size - continued(p), p
-            i = j + size
+                p = raw[j:i]
+                return at + j, i - j, i - j - continued(p), p
         return None
 
     def records(self, f):
