@@ -223,6 +223,12 @@ def update(path, limit, end=-1):
 
             fsutil.replace(ipath, write)
         else:
+            for off, ln in scan(f, at, end):
+                if ln and read_record(f, off, ln, limit)[0]:
+                    break
+            else:
+                return end  # (only lines that are no record: nothing to append)
+
             def more(fo, pos):
                 out = fsutil.Buffered(fo)
                 index(out, f, at, end, limit)

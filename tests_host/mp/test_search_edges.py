@@ -99,16 +99,39 @@ def test_a_term_in_one_record_whose_posting_is_byte_127():
 
 def test_a_log_holding_no_record_is_searched_again_without_error():
     # Lines that are no record (another program's): the text index holds no block, its
-    # header alone; the next search, which brings it up to date, finds nothing, again.
+    # header alone; the next search, which brings it up to date, finds nothing, again, and
+    # writes nothing (the index is as up to date as it can be)
     dev, s = _fresh()
     s.close()
     log = s.path(SID)
     with open(log, "wb") as f:
         f.write(b'{"nonsense": true}\nnot json at all\n')
-    for n in range(2):
-        eq(Sessions(D).search("nonsense", 3), [], "search %d" % n)
+    for n in range(3):
+        s2 = Sessions(D)
+        ops = dev.ops
+        eq(s2.search("nonsense", 3), [], "search %d" % n)
         with open(log + ".tix", "rb") as f:
             eq(f.read(), tix.MAGIC, "search %d: an index of no block" % n)
+        if n:
+            eq(dev.ops, ops, "search %d: nothing written" % n)
+    dev.unmount()
+
+
+def test_a_log_ending_in_lines_that_are_no_record_is_searched_without_writing():
+    # The same after records: a search indexes the records once, then writes nothing
+    # (each search appended nothing to the index: a flash operation per search and file)
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    s.close()
+    log = s.path(SID)
+    with open(log, "ab") as f:
+        f.write(b'{"role":"system","content":"boiler"}\nnot json\n')
+    for n in range(3):
+        s2 = Sessions(D)
+        ops = dev.ops
+        eq(_texts(s2.search("boiler", 3))[0][1][:7], "turn 1:", "search %d" % n)
+        if n:
+            eq(dev.ops, ops, "search %d: nothing written" % n)
     dev.unmount()
 
 
