@@ -28,7 +28,7 @@ def test_stemming_both_ways():
     eq(stem(b"glass"), b"glass", "-ss is no plural")
     eq(stem(b"sing"), b"sing", "no vowel before -ing: not a suffix")
     eq(stem(b"feed"), b"feed", "-eed on a one-syllable stem stays")
-    for w in (b"thing", b"bring", b"sting"):
+    for w in (b"thing", b"using", b"icing", b"owing"):
         eq(stem(w), w, "a five-letter word ending -ing is no -ing form")
 
 
