@@ -1908,7 +1908,7 @@ MUTANTS = [
     ("terms", "    if len(w) < 2 or STOP.find(", "    if len(w) < 3 or STOP.find(",
      "two-letter words (tv, uk, go) are no terms"),
     ("terms", "    elif w.endswith(b\"ing\") and n > 5 and", "    elif w.endswith(b\"ing\") and n > 4 and",
-     "five-letter -ing words stemmed (thing -> th)"),
+     "five-letter -ing words with a vowel before the suffix stemmed (using -> us, icing -> ic)"),
     ("terms", "        if len(run) == 1:\n            out.append(run[0].encode())\n", "",
      "a lone CJK character is no term"),
     ("terms", "w[-1] not in b\"lsz\":", "w[-1] not in b\"ls\":",
