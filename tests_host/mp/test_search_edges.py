@@ -366,7 +366,8 @@ def test_postings_beyond_the_pool_score_the_same():
         texts += [t, "kiwi noted carefully today"]
     s.close()
     ok(len(tix.blocks(s.path(SID) + ".tix")[0]) >= 9, "(many blocks)")
-    ops = dev.ops  # (blocks of 128 and fewer records: the pool fills at no block's end)
+    ops = dev.ops  # (blocks of 128 and fewer records: the pool has room for a block's
+    # postings, not for their records' lengths after them)
     scores = _bm25(texts, "kiwi")
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi", 50, [SID])],
