@@ -223,6 +223,14 @@ def update(path, limit, end=-1):
 
             fsutil.replace(ipath, write)
         else:
+            # (an append opens the index for writing, a flash write even of nothing: at every
+            # search when only lines that are no record follow the index)
+            for off, ln in scan(f, at, end):
+                if ln and read_record(f, off, ln, limit)[0]:
+                    break
+            else:
+                return end
+
             def more(fo, pos):
                 out = fsutil.Buffered(fo)
                 index(out, f, at, end, limit)

@@ -182,6 +182,35 @@ def test_ids_and_keys_of_tool_records_are_not_searched():
     dev.unmount()
 
 
+def test_a_tool_call_hit_shows_its_name_and_arguments():
+    # What the model asked for, as it wrote it: the tool's name and its arguments (OpenAI's
+    # tool_calls), or its text, the tool's name and its input (Anthropic's tool_use blocks)
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "how warm is it")])
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"weather","arguments":"{\\"city\\":\\"Lisbon\\"}"}}]}')
+    use = ('{"role":"assistant","content":[{"type":"text","text":"checking"},{"type":"tool_use",'
+           '"id":"tu1","name":"forecast","input":{"town":"Porto"}}]}')
+    res = '[{"role":"tool","tool_call_id":"c1","content":"sunny 24","is_error":false}]'
+    s.persist(SID, [(3, call, None), (4, res, None), (3, use, None)])
+    s.persist(SID, [(2, None, "it is sunny")], turn_completed=True)
+    eq(_texts(s.search("Lisbon", 3, [SID])), [("assistant", 'weather\n{"city":"Lisbon"}')], "OpenAI")
+    eq(_texts(s.search("Porto", 3, [SID])), [("assistant", "checking\nforecast\n" + _dumps({"town": "Porto"}))],
+       "Anthropic")
+    dev.unmount()
+
+
+def test_a_tool_argument_nested_in_an_object_is_searched():
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "book it")])
+    call = ('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+            '"function":{"name":"book","arguments":"{\\"trip\\":{\\"to\\":{\\"city\\":\\"Tromso\\"}}}"}}]}')
+    s.persist(SID, [(3, call, None)])
+    s.persist(SID, [(2, None, "booked")], turn_completed=True)
+    eq([h["role"] for h in s.search("Tromso", 3, [SID])], ["assistant"], "its value, two objects deep")
+    dev.unmount()
+
+
 def test_every_role_is_found_but_the_pending_turn():
     dev, s = _fresh()
     _turn(s, SID, 1)
@@ -438,10 +467,43 @@ def test_a_compaction_merges_the_small_blocks_it_splits():
     eq(sum(b.n for b in seg_blocks) + sum(b.n for b in log_blocks), 24 * 4, "every record once")
     # (split, not merged, each of the 24 blocks would leave a block in one index or both)
     ok(len(seg_blocks) + len(log_blocks) <= 12, "merged: %d and %d blocks" % (len(seg_blocks), len(log_blocks)))
-    for bs in (seg_blocks, log_blocks):
+    for bs, path in ((seg_blocks, D + "/" + segs[0]), (log_blocks, log + ".tix")):
         for a, b in zip(bs, bs[1:]):
             ok(a.end <= b.start, "in order, apart")
+        with open(path, "rb") as f:
+            for b in bs:  # (a query reads a term's bucket whole: at most 24 postings a bucket)
+                size = b.postings_size(f)
+                f.seek(b.dir)
+                posts = []
+                remap.unpack(f.read(size), b.bits, 0, posts)
+                ok(b.bits >= tix.WHOLE or len(posts) <= 24 << b.bits,
+                   "%d postings in %d buckets" % (len(posts), 1 << b.bits))
     ok(all(_searches_as_rebuilt(s, queries, 2500)), "every query finds something")
+    dev.unmount()
+
+
+def test_a_compaction_keeps_the_terms_of_a_block_of_many():
+    # A tool result of 300 numbers, a block of its own with 6 bucket bits (a term known by
+    # its bucket and tag alone): copied by a compaction, each of its terms is found as before
+    dev, s = _fresh(blocks=512, size_limit=100000)
+    nums = ["%d" % (20000 + 13 * i) for i in range(300)]
+    for i in range(12):
+        _turn(s, SID, i)
+        if i in (3, 9):
+            s.persist(SID, [(1, None, "list the parts")])
+            res = ('[{"role":"tool","tool_call_id":"c%d","content":"%s","is_error":false}]'
+                   % (i, " ".join(nums)))
+            s.persist(SID, [(4, res, None)])
+            s.persist(SID, [(2, None, "listed")], turn_completed=True)
+        s.flush()
+    log = D + "/" + file_name(SID)
+    ok(any(b.bits == 6 for b in tix.blocks(log + ".tix")[0]), "(a block of 6 bucket bits)")
+    s.close()
+    s = Sessions(D, size_limit=2500)
+    eq(s.compact(SID), None, "compacted")
+    for n in nums[::29]:
+        got = s.search(n, 3, [SID])
+        eq((len(got), all(h["text"] == " ".join(nums) for h in got)), (2, True), "both copies: " + n)
     dev.unmount()
 
 

@@ -99,16 +99,39 @@ def test_a_term_in_one_record_whose_posting_is_byte_127():
 
 def test_a_log_holding_no_record_is_searched_again_without_error():
     # Lines that are no record (another program's): the text index holds no block, its
-    # header alone; the next search, which brings it up to date, finds nothing, again.
+    # header alone; the next search, which brings it up to date, finds nothing, again, and
+    # writes nothing (the index is as up to date as it can be)
     dev, s = _fresh()
     s.close()
     log = s.path(SID)
     with open(log, "wb") as f:
         f.write(b'{"nonsense": true}\nnot json at all\n')
-    for n in range(2):
-        eq(Sessions(D).search("nonsense", 3), [], "search %d" % n)
+    for n in range(3):
+        s2 = Sessions(D)
+        ops = dev.ops
+        eq(s2.search("nonsense", 3), [], "search %d" % n)
         with open(log + ".tix", "rb") as f:
             eq(f.read(), tix.MAGIC, "search %d: an index of no block" % n)
+        if n:
+            eq(dev.ops, ops, "search %d: nothing written" % n)
+    dev.unmount()
+
+
+def test_a_log_ending_in_lines_that_are_no_record_is_searched_without_writing():
+    # The same after records: a search indexes the records once, then writes nothing
+    # (each search appended nothing to the index: a flash operation per search and file)
+    dev, s = _fresh()
+    _turn(s, SID, 1)
+    s.close()
+    log = s.path(SID)
+    with open(log, "ab") as f:
+        f.write(b'{"role":"system","content":"boiler"}\nnot json\n')
+    for n in range(3):
+        s2 = Sessions(D)
+        ops = dev.ops
+        eq(_texts(s2.search("boiler", 3))[0][1][:7], "turn 1:", "search %d" % n)
+        if n:
+            eq(dev.ops, ops, "search %d: nothing written" % n)
     dev.unmount()
 
 
@@ -127,6 +150,23 @@ def test_a_block_holds_128_records():
     eq([b.n for b in tix.blocks(s.path(SID) + ".tix")[0]], [128, 72], "a full block, then the rest")
     for n in (0, 63, 64, 99):  # records 0, 126 (block 1), 128, 198 (block 2)
         eq(_texts(s.search(word(n), 3, [SID])), [("user", word(n))], "turn %d" % n)
+    dev.unmount()
+
+
+def test_a_block_of_many_distinct_terms_finds_each():
+    # A tool result listing 700 numbers: a block of over 512 distinct terms has 7 bucket bits,
+    # and its tags hold the 14 key bits below them; every term of it is found.
+    dev, s = _fresh()
+    s.persist(SID, [(1, None, "the part numbers please")])
+    res = ('[{"role":"tool","tool_call_id":"c1","content":"%s","is_error":false}]'
+           % " ".join(str(10000 + 7 * i) for i in range(700)))
+    s.persist(SID, [(4, res, None)])
+    s.persist(SID, [(2, None, "listed")], turn_completed=True)
+    s.close()
+    blk = tix.blocks(s.path(SID) + ".tix")[0][0]
+    eq(blk.bits, 7, "7 bucket bits")
+    for i in range(0, 700, 23):
+        eq([h["role"] for h in s.search(str(10000 + 7 * i), 3, [SID])], ["tool"], "number %d" % i)
     dev.unmount()
 
 
@@ -281,6 +321,10 @@ def test_a_query_uses_its_first_16_terms():
     # a word said again is one term: 20 repeats take one of the 16, not all of them
     eq(s.search(" ".join(["zzaa"] * 20 + ["boiler"]), 3), s.search("boiler", 3),
        "repeats count once")
+    # and its first 512 bytes: a word after them is not searched
+    pad = "zzaa " * 101  # (505 bytes)
+    eq(s.search(pad + "boiler", 3), s.search("boiler", 3), "a word within 512 bytes counts")
+    eq(s.search(pad + "       boiler", 3), [], "one after them does not")
     dev.unmount()
 
 
@@ -322,6 +366,8 @@ def test_postings_beyond_the_pool_score_the_same():
         texts += [t, "kiwi noted carefully today"]
     s.close()
     ok(len(tix.blocks(s.path(SID) + ".tix")[0]) >= 9, "(many blocks)")
+    ops = dev.ops  # (blocks of 128 and fewer records: the pool has room for a block's
+    # postings, not for their records' lengths after them)
     scores = _bm25(texts, "kiwi")
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi", 50, [SID])],
@@ -332,6 +378,7 @@ def test_postings_beyond_the_pool_score_the_same():
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi pear", 50, [SID])],
        [(texts[i], scores[i]) for i in best], "two terms, the pool full in between")
+    eq(dev.ops, ops, "the index read as it is: nothing written")
     dev.unmount()
 
 
@@ -930,15 +977,16 @@ def test_a_tool_result_of_thousands_of_nested_arrays_is_indexed_as_its_text():
     dev.unmount()
 
 
-def _damage(path, what):
-    # The first block of the index `path` with its postings, its bucket directory's end or
-    # its record table overwritten (its header whole: only reading the body shows it)
+def _damage(path, what, at=tix.HDR):
+    # The block at `at` (the first) of the index `path` with its postings, its bucket
+    # directory's end or its record table overwritten (its header whole: only reading the
+    # body shows it)
     import struct
 
     with open(path, "rb") as f:
         b = bytearray(f.read())
-    _, bits, n, _, _, body = struct.unpack_from("<2sBBBBH", b, tix.HDR)
-    d = tix.HDR + tix.BH + n
+    _, bits, n, _, _, body = struct.unpack_from("<2sBBBBH", b, at)
+    d = at + tix.BH + n
     end = d + 2 * (1 << bits)
     posts = end + 2
     table = posts + struct.unpack_from("<H", b, end)[0]
@@ -947,10 +995,10 @@ def _damage(path, what):
     elif what == "directory":
         struct.pack_into("<H", b, end, 0xFFF0)
     elif what == "range":  # whole entries, each naming 127 bytes: past the block's range
-        n = tix.HDR + tix.BH + body - table
+        n = at + tix.BH + body - table
         b[table : table + n] = (b"\x01\x7f" * n)[:n]
     else:
-        b[table : tix.HDR + tix.BH + body] = b"\x85" * (tix.HDR + tix.BH + body - table)
+        b[table : at + tix.BH + body] = b"\x85" * (at + tix.BH + body - table)
     with open(path, "wb") as f:
         f.write(b)
 
@@ -971,6 +1019,57 @@ def test_a_damaged_text_index_is_made_again_and_the_search_answers():
         s2 = Sessions(D)
         eq(_texts(s2.search("lookup result 7", 3, [SID])), want, what + ": the same hits")
         eq(_covers(log), fsutil.size(log), what + ": the index made again whole")
+        dev.unmount()
+
+
+def _readable(path):
+    # Whether every block of the index `path` reads whole: its directory and each bucket
+    with open(path, "rb") as f:
+        for b in tix.blocks(path)[0]:
+            try:
+                d = b.head(f)[1]
+                for k in range(1 << b.bits):
+                    b.bucket(d, k << (21 - b.bits))
+            except ValueError:
+                return False
+    return True
+
+
+def test_a_bucket_directory_naming_bytes_past_its_postings_is_made_again():
+    # A bucket's end past the postings' (its terms then read into the record table), or the
+    # postings' end past the block (into the next one): the search that meets it makes the
+    # index again, whatever it asks, and the answers are the same
+    import struct
+
+    for what in ("bucket", "end"):
+        dev, s = _fresh()
+        for n in range(12):
+            _turn(s, SID, n)
+        s.close()
+        want = _texts(s.search("lookup result 7", 3, [SID]))
+        log = s.path(SID)
+        with open(log + ".tix", "rb") as f:
+            b = bytearray(f.read())
+        blk = tix.blocks(log + ".tix")[0][0]
+        nb = 1 << blk.bits
+        pend = struct.unpack_from("<H", b, blk.dir + 2 * nb)[0]
+        for word in ("zyzzyva", "quokka", "xylophone", "wombat", "yodel", "vex"):
+            h = terms.index_hash(terms.terms(word)[0])
+            k = (h & 0x1FFFFF) >> (21 - blk.bits)
+            if k + 1 < nb:
+                break
+        if what == "bucket":  # bucket k ends 40 bytes past the postings
+            struct.pack_into("<H", b, blk.dir + 2 * (k + 1), pend + 40)
+        else:  # the postings end 40 bytes past the block
+            struct.pack_into("<H", b, blk.dir + 2 * nb, blk.next() - blk.posts + 40)
+        with open(log + ".tix", "wb") as f:
+            f.write(b)
+        s2 = Sessions(D)
+        eq(s2.search(word, 3, [SID]), [], what + ": " + word + " found nowhere")
+        with open(log + ".tix", "rb") as f:
+            ok(f.read() != b, what + ": the index made again")
+        ok(_readable(log + ".tix"), what + ": and whole")
+        eq(_texts(s2.search("lookup result 7", 3, [SID])), want, what + ": the same hits")
         dev.unmount()
 
 
@@ -1005,6 +1104,25 @@ def test_a_damaged_or_missing_segment_leaves_paging_whole():
     dev.unmount()
 
 
+def test_a_segment_index_damaged_after_its_first_block_leaves_paging_whole():
+    # The records of its first block are given, then its second block's table is found
+    # damaged: the index is made again and paging goes on after the last record given, once
+    dev, s = _fresh(blocks=512, size_limit=40000)
+    for i in range(240):
+        _turn(s, SID, i, tool=False, pad="p" * 40)  # (a block's last record is a message)
+    total, want = _pages(s)
+    first = s.page(SID, 0, 50)
+    s.close()
+    segs = [n for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    eq(len(segs), 1, "(one segment)")
+    blks = tix.blocks(D + "/" + segs[0])[0]
+    eq(len(blks), 2, "(of two blocks)")
+    _damage(D + "/" + segs[0], "range", blks[1].pos)
+    eq(Sessions(D, size_limit=40000).page(SID, 0, 50), first, "the newest page: every message once")
+    eq(_pages(Sessions(D, size_limit=40000)), (total, want), "and every page")
+    dev.unmount()
+
+
 def test_a_record_over_16_kib_is_searched_from_the_start_of_its_text():
     # A tool result of 20 KiB is not parsed whole (a 24 KiB one ran a board's heap out in a
     # search): its type from a copy with long strings cut, its text the start of its content
@@ -1024,6 +1142,19 @@ def test_a_record_over_16_kib_is_searched_from_the_start_of_its_text():
     ok(got[0]["text"].startswith('Line one\n"quoted" zebra lorem'), repr(got[0]["text"][:40]))
     eq(len(got[0]["text"]), 4096, "cut to max_message_chars")
     eq(s.search("role tool_call_id", 3, [SID]), [], "its JSON keys are not its text")
+    # its first TEXT_MAX bytes end inside an escape (a backslash, then the 8,193rd byte): the
+    # string before it, decoded all the same
+    pre = '[{"role":"tool","tool_call_id":"c2","content":"'
+    head = 'Line two\\n narwhal '
+    fill = 8191 - len(pre) - len(head)
+    body = head + "lorem " * (fill // 6) + "y" * (fill % 6) + "\\n" + "dolor " * 2500
+    s.persist(SID, [(1, None, "fetch another")])
+    s.persist(SID, [(4, pre + body + '","is_error":false}]', None)])
+    s.persist(SID, [(2, None, "done")], turn_completed=True)
+    s.close()
+    got = s.search("narwhal", 3, [SID])
+    eq([h["role"] for h in got], ["tool"], "found")
+    ok(got[0]["text"].startswith("Line two\n narwhal lorem"), repr(got[0]["text"][:40]))
     dev.unmount()
 
 

@@ -586,6 +586,30 @@ def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_their
     dev.unmount()
 
 
+@heap("16M")
+def test_an_index_failing_in_the_second_pass_leaves_out_its_log_s_last_turns_too():
+    # As above, and U1's last turn, not indexed yet (scored from its text), holds a record
+    # that scores above U2's second: U1 is reported skipped, so none of its records is a hit
+    dev = mount("lfs2", "/flash", blocks=512)
+    fsutil.makedirs(D)
+    s = Sessions(D)
+    for n in range(1200):
+        s.persist(U1, [(1, None, "kiwi n%d" % n)])
+        s.persist(U1, [(2, None, "noted")], turn_completed=True)
+    s.persist(U2, [(1, None, "kiwi alpha beta gamma")])
+    s.persist(U2, [(2, None, "kiwi kiwi kiwi kiwi")], turn_completed=True)
+    s.close()
+    s.persist(U1, [(1, None, "kiwi kiwi kiwi kiwi zeta")])
+    s.persist(U1, [(2, None, "noted")], turn_completed=True)
+    skipped = []
+    with _Flaky("_u1_", ".tix", first=2) as fl:
+        got = s.search("kiwi", 2, [U1, U2], skipped)
+    ok(fl.seen >= 2, "the fault fired in the second pass")
+    eq(([h["text"] for h in got], skipped), (["kiwi kiwi kiwi kiwi", "kiwi alpha beta gamma"], [U1]),
+       "U2's hits, U1 reported")
+    dev.unmount()
+
+
 def test_a_fat_log_whose_cluster_chain_is_broken_is_left_out_not_indexed_short():
     # A log's cluster chain broken (a cut inside FatFs's rename: fsutil.size). MicroPython's
     # seek to the end stops where the chain breaks and answers that place, but FatFs keeps

@@ -19,7 +19,8 @@ def test_stemming_both_ways():
     for a, b in (("cats", "cat"), ("cities", "city"), ("studied", "study"), ("studying", "study"),
                  ("liked", "like"), ("making", "make"), ("hoping", "hope"), ("running", "run"),
                  ("hopped", "hop"), ("boxes", "box"), ("watches", "watch"), ("dishes", "dish"),
-                 ("agreed", "agree"), ("walked", "walking"), ("loves", "loved"), ("meetings", "meeting")):
+                 ("agreed", "agree"), ("walked", "walking"), ("loves", "loved"), ("meetings", "meeting"),
+                 ("buzzing", "buzz"), ("fizzed", "fizz"), ("falling", "fall"), ("missed", "miss")):
         eq(stem(a.encode()), stem(b.encode()), "%s ~ %s" % (a, b))
     for w in ("bus", "analysis", "glass", "sing", "feed", "tea", "news"):
         ok(len(stem(w.encode())) >= 3, "kept whole enough: " + w)
@@ -27,6 +28,14 @@ def test_stemming_both_ways():
     eq(stem(b"glass"), b"glass", "-ss is no plural")
     eq(stem(b"sing"), b"sing", "no vowel before -ing: not a suffix")
     eq(stem(b"feed"), b"feed", "-eed on a one-syllable stem stays")
+    for w in (b"thing", b"using", b"icing", b"owing"):
+        eq(stem(w), w, "a five-letter word ending -ing is no -ing form")
+
+
+def test_two_letter_words_are_terms_single_letters_of_any_script_are_not():
+    eq(_t("tv in the UK, go"), ["tv", "uk", "go"], "two letters: a term unless a stop word")
+    eq(_t("\u00e4 \u00e9 \u00fc \u00e0 \u03b1 x"), [], "one letter, ASCII or not: no term")
+    eq(_t("ann\u00e9e \u00e0 No\u00ebl"), ["ann\u00e9e", "no\u00ebl"], "the French preposition dropped")
 
 
 def test_digits_are_terms():
