@@ -466,3 +466,20 @@ def test_a_compaction_asked_for_keeps_a_turn_written_behind_the_cached_session()
         eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
            kind + ": and ESP-Claw reads it")
         dev.unmount()
+
+
+def test_one_record_esp_claw_logged_right_after_the_turn_began_supersedes_it():
+    # ESP-Claw's firmware logged a single record (a question it then had no answer to) where
+    # our unfinished turn would have gone: the conversation moved on without our turn.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256)
+        _turn(s, 0, tools=False, sid=SID)
+        s.persist(SID, [(1, _user(1), None)])  # unfinished when the firmware is switched
+        s.close()
+        dev = dev.reboot()
+        espclaw.EspClawSessions(D).persist(SID, [(1, _user("e"), None)])
+        s = Sessions(D)
+        eq(s.verify(SID)["pending_superseded"], 1, "%s: verify names the superseded record" % kind)
+        eq(_tags(s.messages(SID, tokens=0)), [("user", "0"), ("final", "0"), ("user", "e")],
+           "%s: ESP-Claw's question last, ours not after it" % kind)
+        dev.unmount()
