@@ -1845,8 +1845,6 @@ MUTANTS = [
      "a catalog lost inside FAT's remove-then-rename is not taken from its whole .tmp: every segment lost"),
     ("session/archive", "(seqs is None or e[0] in seqs)", "True",
      "a segment of another log of that name removes the log's own matching segments with it"),
-    ("session/archive", "    return len(live)", "    return len(entries)",
-     "wipe counts dead catalog lines as segments removed"),
     ("session/archive", "    entries.append([seq, size, max(now, 0), log_name, True, prints])",
      "    entries.append([seq, size, 0, log_name, True, prints])",
      "a new segment's catalog line forgets the time of the move (export gives 0)"),
