@@ -466,3 +466,44 @@ def test_a_compaction_asked_for_keeps_a_turn_written_behind_the_cached_session()
         eq([m["content"] for m in esp_replay(_log())], ["%s %s" % t for t in want],
            kind + ": and ESP-Claw reads it")
         dev.unmount()
+
+
+def test_one_record_esp_claw_logged_right_after_the_turn_began_supersedes_it():
+    # ESP-Claw's firmware logged a single record (a question it then had no answer to) where
+    # our unfinished turn would have gone: the conversation moved on without our turn.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256)
+        _turn(s, 0, tools=False, sid=SID)
+        s.persist(SID, [(1, _user(1), None)])  # unfinished when the firmware is switched
+        s.close()
+        dev = dev.reboot()
+        espclaw.EspClawSessions(D).persist(SID, [(1, _user("e"), None)])
+        s = Sessions(D)
+        eq(s.verify(SID)["pending_superseded"], 1, "%s: verify names the superseded record" % kind)
+        eq(_tags(s.messages(SID, tokens=0)), [("user", "0"), ("final", "0"), ("user", "e")],
+           "%s: ESP-Claw's question last, ours not after it" % kind)
+        dev.unmount()
+
+
+def test_an_unfinished_turn_of_a_log_esp_claw_emptied_stays():
+    # Firmware without a backend format resets a session it rejects: the log emptied, the
+    # index a bare header. The log then holds nothing the unfinished turn could come after:
+    # the turn stays, and completes as the session's first.
+    for kind in ("lfs2", "fat"):
+        dev, s = _fresh(kind, blocks=256)
+        _turn(s, 0, tools=False, sid=SID)
+        s.persist(SID, [(1, _user(1), None)])  # unfinished when the firmware is switched
+        s.close()
+        dev = dev.reboot()
+        with open(_log(), "wb"):
+            pass
+        with open(_log() + ".idx", "wb") as f:
+            f.write(fmt_.HEADER)
+        s = Sessions(D)
+        eq(s.verify(SID)["pending_superseded"], 0, "%s: not superseded" % kind)
+        eq(_tags(s.messages(SID, tokens=0)), [("user", "1")], "%s: the turn still pending" % kind)
+        s.persist(SID, [(2, _final(1), None)], turn_completed=True)
+        s.close()
+        eq([m["content"] for m in esp_replay(_log())], ["user 1", "final 1"],
+           "%s: the turn completed, alone in the log" % kind)
+        dev.unmount()

@@ -1233,3 +1233,32 @@ def test_segments_of_a_catalog_written_before_prints_stay_their_logs():
     eq([(n, p) for n, p, _ in arc.segments(D, name)], segs, "every segment listed")
     ok(all(fsutil.exists(p) for _, p in segs), "and kept")
     dev.unmount()
+
+
+def test_a_limit_lowered_to_exactly_the_archive_keeps_every_segment():
+    # A Sessions opened with a lower archive_limit applies it at its first use: exactly the
+    # live segments' total keeps them all; one byte less drops the oldest alone.
+    dev, s = _archive_run(n=40, archive_limit=1 << 20)
+    s.close()
+    sizes = [e[1] for e in arc.read(D) if e[4]]
+    ok(len(sizes) >= 2, "(several segments)")
+    s = Sessions(D, size_limit=6000, archive_limit=sum(sizes))
+    s.stat(SID)
+    eq([(e[1], e[4]) for e in arc.read(D)], [(n, True) for n in sizes], "every segment kept")
+    s = Sessions(D, size_limit=6000, archive_limit=sum(sizes) - 1)
+    s.stat(SID)
+    eq([e[1] for e in arc.read(D)], sizes[1:], "the oldest dropped, from the catalog too")
+    eq(len(arc.segments(D, file_name(SID))), len(sizes) - 1, "the others live")
+    dev.unmount()
+
+
+@heap("16M")  # two 2 MiB simulated flashes
+def test_a_segment_names_the_time_of_its_move():
+    # The catalog gives each segment the clock's time when the compaction moved it (export
+    # bundles carry it); 0 while the clock is not set.
+    for now, want in ((1700000000, 1700000000), (-1, 0)):
+        dev, s = _archive_run(n=30, clock=lambda: now)
+        times = [e[2] for e in arc.read(D)]
+        ok(times, "(segments)")
+        eq(times, [want] * len(times), "the time of the move")
+        dev.unmount()

@@ -64,6 +64,22 @@ def test_file_names_match_esp_claw_vectors():
     eq(session.file_name("chat:web:local:default_01"), "s_chat_web_local_default_0_964a2a51.log", "web")
     eq(session.file_name(""), "s_default_811c9dc5.log", "empty")
     eq(session.file_name("会话"), "s________c9d580af.log", "6 underscores for 6 bytes")
+    eq(session.file_name("tg-chat-42:room-7"), "s_tg-chat-42_room-7_fba4fa77.log", "'-' is kept")
+
+
+def test_ids_of_up_to_512_bytes_and_only_log_names_as_files():
+    # Session ids are 1..512 bytes; a file name given instead of an id names a log in the
+    # sessions folder, never a path through another folder.
+    dev, s = _fresh()
+    sid = "x" * 512
+    s.persist(sid, [(1, None, "hi")])
+    eq(s.messages(sid), [{"role": "user", "content": "hi"}], "a 512-byte id")
+    eq(s.path(sid), D + "/s_xxxxxxxxxxxxxxxxxxxxxxxx_509c85c5.log", "its file")
+    raises(ValueError, s.persist, sid + "x", [(1, None, "hi")])
+    for name in ("s_a/../s_b.log", "s_x/y.log", "/s_x.log"):
+        raises(ValueError, s.messages, None, file=name)
+        raises(ValueError, s.records, None, file=name)
+    dev.unmount()
 
 
 def test_hostile_ids_stay_inside_the_directory():
@@ -542,6 +558,23 @@ def test_list_stat_delete():
     eq(s.delete("a"), False, "nothing left")
     eq(len(list(s.list())), 1, "one left")
     eq(s.stat("a")["records"], 0, "a deleted session is empty")
+    dev.unmount()
+
+
+def test_a_deleted_session_leaves_none_of_its_files():
+    # Deleting a session removes everything written for it: the pair, the pending file, the
+    # text index (it holds the words of every message), the block marker.
+    dev, s = _fresh(size_limit=3000)
+    for n in range(4):
+        _turn(s, "a", n, pad=300)
+    s.persist("a", [(1, None, "unfinished")])
+    s.close()
+    name = session.file_name("a")
+    have = sorted(n for n in os.listdir(D) if n.startswith(name))
+    ok(name + ".tix" in have and name + ".pending" in have, "(its files: %r)" % have)
+    eq(s.delete("a"), True, "deleted")
+    eq([n for n in os.listdir(D) if n.startswith(name)], [], "no file of it left")
+    eq(s.search("unfinished user"), [], "nothing of it found")
     dev.unmount()
 
 

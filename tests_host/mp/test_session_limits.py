@@ -241,3 +241,24 @@ def test_one_large_tool_turn_does_not_evict_the_dialogue():
                 eq(tools, [], what + ": the old tool result went first")
             mem.close()
             dev.unmount()
+
+
+def test_the_room_left_is_sized_by_the_newest_turns():
+    # Twenty short turns, then twenty-five long ones: a compaction leaves room for 20 more
+    # turns like the newest (the long ones), not like the oldest, so the next one is 20 turns
+    # away again. Explicit, under the limit: the oldest turns go down to that room.
+    dev, mem = _fresh(session_limit=40000)
+    recs = []
+    for n in range(20):
+        recs += [(1, 1, _user(n)), (2, 1, _final(n))]
+    for n in range(20, 45):
+        recs += [(1, 1, _user(n, " " + "q" * 450)), (2, 1, _final(n, " " + "a" * 450))]
+    long_turn = len(_user(44, " " + "q" * 450)) + len(_final(44, " " + "a" * 450)) + 2
+    mem.sessions.restore(session.file_name(SID), recs)
+    eq(mem.sessions.compact(SID), None, "compacted")
+    size = mem.sessions.stat(SID)["bytes"]
+    ok(size + 20 * long_turn <= 40000, "room for 20 more long turns (%d bytes)" % size)
+    users = [m["content"].split()[1] for m in mem.sessions.messages(SID, tokens=0) if m["role"] == "user"]
+    eq(users, [str(n) for n in range(45 - len(users), 45)], "the newest turns kept, in order")
+    ok(len(users) >= 19, "%d turns kept" % len(users))
+    dev.unmount()

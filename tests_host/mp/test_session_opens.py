@@ -5,8 +5,8 @@
 # Public API only.
 from flashsim import mount
 from mptest import eq, ok
-from turns import (SID, esp_replay as _esp_replay, final as _final, log as _log, tags as _tags,
-                   turn as _turn, user as _user)
+from turns import (SID, call as _call, esp_replay as _esp_replay, final as _final, log as _log,
+                   result as _result, tags as _tags, turn as _turn, user as _user)
 
 import claw_memory
 from claw_memory import fsutil, session
@@ -440,4 +440,27 @@ def test_index_entries_are_dropped_for_a_log_another_open_rewrote_with_an_index_
         eq([m["content"] for m in _esp_replay(_log())], ["user 3", "final 3"],
            kind + ": the other open's index as it wrote it")
         mem.close()
+        dev.unmount()
+
+
+def test_a_turn_another_open_went_on_with_is_completed_whole():
+    # a begins a turn, b (another open of the root) persists its tool round, a completes it:
+    # the turn holds every record, in order, for both and for ESP-Claw.
+    for kind in ("lfs2", "fat"):
+        dev = mount(kind, "/flash", blocks=256)
+        a = claw_memory.open("/flash")
+        _turn(a.sessions, 0, tools=False)
+        a.sessions.persist(SID, [(1, _user(1), None)])
+        b = claw_memory.open("/flash")
+        b.sessions.persist(SID, [(3, _call(1), None), (4, _result(1), None)])
+        a.sessions.persist(SID, [(2, _final(1), None)], turn_completed=True)
+        want = [("user", "0"), ("final", "0"), ("user", "1"), ("call", "1"), ("tool", "1"), ("final", "1")]
+        eq(_tags(a.sessions.messages(SID)), want, "%s: a's history" % kind)
+        eq(_tags(b.sessions.messages(SID)), want, "%s: b's history" % kind)
+        a.close()
+        b.close()
+        got = []
+        for r in _esp_replay(_log()):
+            got += _tags(r if isinstance(r, list) else [r])
+        eq(got, want, "%s: ESP-Claw's replay" % kind)
         dev.unmount()

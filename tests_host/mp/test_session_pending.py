@@ -205,3 +205,32 @@ def test_the_pending_rewrites_cut_anywhere_keep_every_acknowledged_record_once()
             ok(res["cuts"] > 20, "%s: the matrix ran" % config)
             eq(res["failures"], [], "%s torn=%s: every cut recovered" % (config, torn))
             eq(res["lost"], 0, "%s torn=%s: nothing acknowledged lost" % (config, torn))
+
+
+def test_a_second_batch_over_a_longer_stale_file_ends_before_its_rest():
+    # A turn of three tool rounds leaves a long stale file. The next turn's first persist
+    # rewrites it in place (FAT) over its start, and its tool round lands exactly on the old
+    # turn's first round: the old rounds after it are whole lines behind the new records, and
+    # must not come back as this turn's after a reset.
+    for kind in ("fat", "lfs2"):
+        dev, s = _fresh(kind)
+        s.persist(SID, [(1, _user(0), None)])
+        for r in ("a", "b", "c"):
+            s.persist(SID, [(3, _call("0" + r), None), (4, _result("0" + r, 40), None)])
+        s.persist(SID, [(2, _final(0), None)], turn_completed=True)
+        s.persist(SID, [(1, _user(1), None)])
+        s.persist(SID, [(3, _call("1a"), None), (4, _result("1a", 40), None)])
+        dev = dev.reboot()  # a reset in the middle of the turn
+        s = Sessions(D)
+        old = [("user", "0")]
+        for r in ("a", "b", "c"):
+            old += [("call", "0" + r), ("tool", "0" + r)]
+        new = [("user", "1"), ("call", "1a"), ("tool", "1a")]
+        eq(_tags(s.messages(SID, tokens=0)), old + [("final", "0")] + new,
+           "%s: the turn in progress holds its own records only" % kind)
+        s.persist(SID, [(2, _final(1), None)], turn_completed=True)
+        dev = dev.reboot()
+        s = Sessions(D)
+        eq(_tags(s.messages(SID, tokens=0)), old + [("final", "0")] + new + [("final", "1")],
+           "%s: both turns once" % kind)
+        dev.unmount()

@@ -177,3 +177,40 @@ def test_an_index_whose_log_is_gone_is_removed_before_the_session_is_written_aga
     eq(fsutil.size(_log() + ".idx"), 8 + 10 * 2, "the index holds the new turn's two records only")
     eq(len(_esp_replay(_log())), 2, "what ESP-Claw replays: the new turn")
     dev.unmount()
+
+
+def test_a_compaction_after_a_torn_tail_leaves_a_log_without_garbage():
+    # A power cut left a torn record after the last turn; a compaction then rewrites the log
+    # with whole records only, so the next turn is appended right after them: no closer for
+    # a fragment that is gone, nothing for verify to find, and ESP-Claw reads every record.
+    dev, mem = _fresh(session_limit=3000)
+    for n in range(4):
+        _turn(mem.sessions, n, pad=300)
+    mem.close()
+    with open(_log(), "ab") as f:
+        f.write(b'{"role":"user","con')  # a power cut in the next append
+    mem = claw_memory.open("/flash", session_limit=3000)
+    eq(mem.sessions.verify(SID)["torn_tail_bytes"], 19, "(the torn tail)")
+    eq(mem.sessions.compact(SID), None, "compacted")
+    _turn(mem.sessions, 4, tools=False)
+    mem.close()
+    rep = mem.sessions.verify(SID)
+    eq((rep["dropped"], rep["torn_tail_bytes"]), (0, 0), "no garbage line in the log")
+    got = []
+    for r in _esp_replay(_log()):
+        got += _tags(r if isinstance(r, list) else [r])
+    eq(got[-2:], [("user", "4"), ("final", "4")], "the newest turn last")
+    eq(_read(_log()).count(b"\x00"), 0, "no closer written")
+    dev.unmount()
+
+
+def test_verify_finds_nothing_in_a_session_whose_newest_turns_wait_to_be_indexed():
+    # Index entries wait in RAM for a few turns: that is no damage, and verify says so.
+    dev, mem = _fresh()
+    for n in range(6):
+        _turn(mem.sessions, n)
+    rep = mem.sessions.verify(SID)
+    eq((rep["records"], rep["reindexed"], rep["dropped"], rep["index_entries_dropped"],
+        rep["rebuilt_index"], rep["pending"], rep["leftovers"]), (24, 0, 0, 0, False, 0, []),
+       "a sound session: nothing to repair")
+    dev.unmount()

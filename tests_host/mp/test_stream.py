@@ -567,3 +567,22 @@ def test_the_passes_take_the_window_from_what_start_read():
         eq(sent[1], sent[0], "%d tokens: the second call's the same" % tokens)
         opened[:] = []
     dev.unmount()
+
+
+def test_a_long_message_cut_inside_a_character_has_its_summary_line():
+    # A record over 4 KiB is summarized from its first 512 bytes, which here end inside a
+    # two-byte character (the question) or a \u escape (the answer): each line holds the
+    # text's first 64 characters all the same.
+    dev, s = _fresh()
+    text = "x" + "\u00e9" * 3000  # (its 512th byte begins a character)
+    s.persist("k", [(1, '{"role":"user","content":"%s"}' % text, None)])
+    s.persist("k", [(2, '{"role":"assistant","content":"%s"}' % ("\\u00e9" * 1000), None)],
+              turn_completed=True)
+    for n in range(1, 4):
+        s.persist("k", [(1, None, "q%d" % n)])
+        s.persist("k", [(2, None, "a%d" % n)], turn_completed=True)
+    msgs = s.messages("k", "openai", tokens=100)
+    eq(msgs[1]["content"], "q1", "(the first turn summarized)")
+    eq(_summary_lines(msgs)[:2], ["user: x" + "\u00e9" * 63, "assistant: " + "\u00e9" * 64],
+       "the long records' lines")
+    dev.unmount()
