@@ -2010,4 +2010,6 @@ MUTANTS = [
      "a repair's rewrite does not bridge the pending header: a cut at its commit drops the turn"),
     ("session/state", "    if len(raw) != ln or raw[-1] != 10:", "    if len(raw) != ln:",
      "a record read without its newline is parsed (an index entry one byte short)"),
+    ("session/tix", "            if tag & ONE:\n                while raw[i] > 127:", "            if tag & ONE:\n                while raw[i] >= 127:",
+     "a query's walk takes a one-record term's posting byte 127 as continued: the bucket's next terms missed"),
 ]

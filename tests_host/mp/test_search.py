@@ -41,6 +41,34 @@ def test_lengths_keep_one_byte_and_order():
             ok(abs(tix.unquant(q) - dl) <= dl // 40 + 1, "within 2.5%% at %d" % dl)
 
 
+def test_a_term_in_one_record_whose_posting_byte_is_127_is_walked_past():
+    # record 31 holds term A four times and no other record does: its one posting is the byte
+    # 127 (31 << 2 | 3), the last value a byte holds alone; the query's walk to B, after A in
+    # the bucket, and a compaction's (remap.unpack) must step over it
+    mount("lfs2", "/flash", blocks=64)
+    a, bb, c = 0x11, 0x22, 0x33
+    b = tix.Builder()
+    for i in range(33):
+        b.add(i * 10, 10, 1, [a, a, a, a, c] if i == 31 else [bb, c] if i == 32 else [c])
+    raw = tix.MAGIC + b.block(330, 0)
+    ok(raw.find(bytes([0x11, 0x80, 127])) > 0, "A's tag and its posting 127 in the block")
+    with open("/flash/t.tix", "wb") as f:
+        f.write(raw)
+    blk = tix.blocks("/flash/t.tix")[0][0]
+    with open("/flash/t.tix", "rb") as f:
+        d = blk.head(f)[1]
+        got = blk.find(f, d, bb)
+        ok(got is not None, "B found past A")
+        eq(tix.postings(got[3]), [(32, 1)], "B: record 32")
+        eq(tix.postings(blk.find(f, d, a)[3]), [(31, 4)], "A: record 31, four times")
+        size = blk.postings_size(f)
+        f.seek(blk.dir)
+        out = []
+        remap.unpack(f.read(size), blk.bits, 0, out)
+    got = sorted((v >> 9, v >> 2 & 0x7F, (v & 3) + 1) for v in out if v >> 9 != c)
+    eq(got, [(a, 31, 4), (bb, 32, 1)], "a compaction's copy of A and B")
+
+
 def test_a_block_reads_back_what_was_built():
     mount("lfs2", "/flash", blocks=64)
     b = tix.Builder()
