@@ -345,17 +345,3 @@ def drop_session(directory, log_name, seqs=None):
     remove_dead(directory, mine)
     write_catalog(directory, [e for e in entries if not any(e is m for m in mine)])
     return True
-
-
-def wipe(directory):
-    """Remove every segment of the data root; the number removed."""
-    entries = read(directory)
-    live = [e for e in entries if e[4]]
-    for e in entries:
-        e[4] = False
-    if live:
-        write_catalog(directory, entries)
-    remove_dead(directory, entries)
-    if entries:
-        write_catalog(directory, [])
-    return len(live)
