@@ -1,5 +1,5 @@
 # claw_memory.jsonraw: surrogate escapes, exact integers, a number read from raw bytes.
-from mptest import eq
+from mptest import eq, raises
 
 from claw_memory import jsonraw
 
@@ -42,8 +42,14 @@ def _hog(keep):
 
     gc.collect()
     hog = []
+    piece = 32768
     while gc.mem_free() > keep + 40000:
-        hog.append(bytearray(32768))
+        try:
+            hog.append(bytearray(piece))
+        except MemoryError:  # (a fragmented heap: smaller pieces)
+            if piece <= 1024:
+                break
+            piece //= 2
     return hog
 
 
@@ -99,6 +105,32 @@ def test_a_bomb_is_told_by_its_shape_where_the_heap_cannot_say():
         eq(jsonraw.bloated(string), False, "a string of 100 KB: the heap is too small")
         eq(jsonraw.bloated(numbers), False, "numbers: one bracket in 25 bytes")
         eq(jsonraw.bloated(string[:16000]), True, "16 KB with 300 KB free: the text at fault, whatever it holds")
+    finally:
+        del hog
+
+
+def test_brackets_inside_strings_are_no_bomb_and_a_heap_too_small_is_seen():
+    # An OpenAI answer whose tool arguments (JSON text in a string) are lists of small arrays:
+    # one bracket in 6 bytes, but the parser makes one string of them, not an array each. On
+    # a heap too small for the answer its reader raises MemoryError (the caller's to see),
+    # not a malformed answer; a model's text of the same shape is no bomb either.
+    import json
+
+    from claw_memory.llm.base import _check
+
+    args = '{"points":[' + ",".join(["[1,2]"] * 6000) + "]}"
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": None,
+        "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "draw", "arguments": args}}]}}]})
+    args = None
+    said = '"' + "[1,2] " * 6000 + '"'
+    bomb = r'["a\\", ' + "[]," * 12000 + "[]]"
+    hog = _hog(60000)
+    try:
+        raises(MemoryError, _check, "openai", 200, body)
+        eq(jsonraw.bloated(body), False, "the answer: its brackets are in a string")
+        eq(jsonraw.bloated(said.encode()), False, "a string of brackets, as bytes")
+        eq(jsonraw.bloated(bomb), True, "empty arrays after a string ending in an escaped backslash")
     finally:
         del hog
 
