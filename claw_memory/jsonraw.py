@@ -123,55 +123,15 @@ def json_value(raw, rest=False):
 
 def foreign(raw):
     """json_value of JSON text a model or a tool wrote; None also when its structure, not
-    the board, ran the heap out (see bloated)."""
+    the board, ran the heap out (see jsontail.bloated)."""
     try:
         return json_value(raw)
     except MemoryError:
+        from .jsontail import bloated  # (after a failure only: its code is not in RAM otherwise)
+
         if not bloated(raw):
             raise
         return None
-
-
-def bloated(raw):
-    """After parsing JSON text `raw` ran out of heap: whether its structure is at fault, not
-    a heap too small for it: thousands of nested or empty arrays in a few KiB (MicroPython's
-    parser allocates ~32 bytes for each), seen as over one `[` or `{` in 8 bytes of a text of
-    at least 1 KiB (a shorter one that fails: the heap is out), or over 4 x its length free
-    after a collection. (The count is needed: a stale pointer on the C stack can keep the
-    failed parse's objects alive through the collection, hundreds of KiB of them. Brackets
-    in strings are not counted: the parser makes one string of them, and a model's answer
-    whose tool arguments are small arrays, on a heap too small for it, is no bomb.)"""
-    import gc
-
-    n = len(raw)
-    a, b = ("[", "{") if isinstance(raw, str) else (b"[", b"{")
-    if n >= 1024 and (raw.count(a) + raw.count(b)) * 8 > n:
-        # those outside strings, byte by byte (MicroPython's str has a buffer: no copy; its
-        # find and count from an index walk the text from its start). (Inline: a function
-        # of the module is an object in RAM, frozen or not.)
-        try:
-            raw = memoryview(raw)
-        except TypeError:
-            raw = raw.encode()  # (CPython's str; it raises no MemoryError here)
-        k = 0
-        inside = esc = False
-        for c in raw:
-            if inside:
-                if esc:
-                    esc = False
-                elif c == 92:  # backslash
-                    esc = True
-                elif c == 34:  # quote
-                    inside = False
-            elif c == 34:
-                inside = True
-            elif c == 91 or c == 123:
-                k += 1
-        if k * 8 > n:
-            return True
-    gc.collect()
-    free = getattr(gc, "mem_free", None)  # (MicroPython's; CPython raises no MemoryError here)
-    return free is not None and free() > 4 * n
 
 
 def _duplicates(raw, v):

@@ -1,6 +1,6 @@
 """The text module runs unchanged under CPython (host tools use it)."""
 
-from claw_memory import jsonraw, text
+from claw_memory import jsonraw, jsontail, text
 
 
 def test_clean_matches_cpython_strict_decoder():
@@ -90,13 +90,13 @@ def test_the_system_prompt_is_stripped_at_its_two_ends_only():
 
 def test_a_bomb_is_told_by_its_shape_from_one_kib_on():
     # (CPython has no free-heap figure: only the count of brackets speaks)
-    assert jsonraw.bloated("[]" * 512) is True
-    assert jsonraw.bloated("[]" * 511) is False, "under 1 KiB: a failure there means the heap is out"
-    assert jsonraw.bloated("[" + "1234567," * 200 + "1]") is False, "one bracket in 8 bytes"
-    assert jsonraw.bloated('{"a":' * 300 + "1" + "}" * 300) is True, "nested objects"
+    assert jsontail.bloated("[]" * 512) is True
+    assert jsontail.bloated("[]" * 511) is False, "under 1 KiB: a failure there means the heap is out"
+    assert jsontail.bloated("[" + "1234567," * 200 + "1]") is False, "one bracket in 8 bytes"
+    assert jsontail.bloated('{"a":' * 300 + "1" + "}" * 300) is True, "nested objects"
     # (brackets in a string cost the parser nothing: a model's or a tool's text of them is no bomb)
-    assert jsonraw.bloated('{"a":"' + "[1,2]," * 200 + '"}') is False, "in a string"
-    assert jsonraw.bloated(b'["' + b"[{" * 600 + b'"]') is False, "in a string, as bytes"
-    assert jsonraw.bloated(r'["\"' + "[]" * 600 + '"]') is False, "after an escaped quote: still in it"
-    assert jsonraw.bloated(r'["a\\", ' + "[]," * 400 + "[]]") is True, "after an escaped backslash: out"
-    assert jsonraw.bloated('["x"' + ",[]" * 400 + "]") is True, "after a string: out"
+    assert jsontail.bloated('{"a":"' + "[1,2]," * 200 + '"}') is False, "in a string"
+    assert jsontail.bloated(b'["' + b"[{" * 600 + b'"]') is False, "in a string, as bytes"
+    assert jsontail.bloated(r'["\"' + "[]" * 600 + '"]') is False, "after an escaped quote: still in it"
+    assert jsontail.bloated(r'["a\\", ' + "[]," * 400 + "[]]") is True, "after an escaped backslash: out"
+    assert jsontail.bloated('["x"' + ",[]" * 400 + "]") is True, "after a string: out"

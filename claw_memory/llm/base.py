@@ -12,7 +12,7 @@ import json
 
 from .._compat import const
 from ..reply import LLMError, new_call_id
-from ..jsonraw import bloated, surrogates
+from ..jsonraw import surrogates
 from ..text import clean
 from ..wire import convert
 from . import certs, transport
@@ -88,6 +88,8 @@ def _check(name, status, text):
     except (ValueError, RuntimeError):  # RuntimeError: nesting too deep (CPython)
         pass
     except MemoryError:
+        from ..jsontail import bloated  # (after a failure only)
+
         if not bloated(text):  # (a heap too small for the answer: the caller's to see)
             raise
     if not 200 <= status < 300:

@@ -1,7 +1,7 @@
 # claw_memory.jsonraw: surrogate escapes, exact integers, a number read from raw bytes.
 from mptest import eq, raises
 
-from claw_memory import jsonraw
+from claw_memory import jsonraw, jsontail
 
 
 def test_exact_int_is_exact_where_a_float32_is_not():
@@ -100,11 +100,11 @@ def test_a_bomb_is_told_by_its_shape_where_the_heap_cannot_say():
     string, numbers = '"' + "m" * 100000 + '"', "[1, 2, 3, 4, 5, 6, 7, 8] " * 4000
     hog = _hog(300000)  # (the texts made first: 100 KB in one piece may not fit beside it)
     try:
-        eq(jsonraw.bloated(nested), True, "nested arrays, 100 KB: 4 x its length not free")
-        eq(jsonraw.bloated(empty), True, "empty arrays, as bytes")
-        eq(jsonraw.bloated(string), False, "a string of 100 KB: the heap is too small")
-        eq(jsonraw.bloated(numbers), False, "numbers: one bracket in 25 bytes")
-        eq(jsonraw.bloated(string[:16000]), True, "16 KB with 300 KB free: the text at fault, whatever it holds")
+        eq(jsontail.bloated(nested), True, "nested arrays, 100 KB: 4 x its length not free")
+        eq(jsontail.bloated(empty), True, "empty arrays, as bytes")
+        eq(jsontail.bloated(string), False, "a string of 100 KB: the heap is too small")
+        eq(jsontail.bloated(numbers), False, "numbers: one bracket in 25 bytes")
+        eq(jsontail.bloated(string[:16000]), True, "16 KB with 300 KB free: the text at fault, whatever it holds")
     finally:
         del hog
 
@@ -128,9 +128,9 @@ def test_brackets_inside_strings_are_no_bomb_and_a_heap_too_small_is_seen():
     hog = _hog(60000)
     try:
         raises(MemoryError, _check, "openai", 200, body)
-        eq(jsonraw.bloated(body), False, "the answer: its brackets are in a string")
-        eq(jsonraw.bloated(said.encode()), False, "a string of brackets, as bytes")
-        eq(jsonraw.bloated(bomb), True, "empty arrays after a string ending in an escaped backslash")
+        eq(jsontail.bloated(body), False, "the answer: its brackets are in a string")
+        eq(jsontail.bloated(said.encode()), False, "a string of brackets, as bytes")
+        eq(jsontail.bloated(bomb), True, "empty arrays after a string ending in an escaped backslash")
     finally:
         del hog
 
