@@ -340,3 +340,16 @@ def test_a_run_of_one_section_is_reported_and_not_written(tmp_path, capsys):
     assert "not written" in capsys.readouterr().err
     with open(os.path.join(root, "docs", "PERFORMANCE.md")) as f:
         assert f.read() == before
+
+
+def test_a_report_of_sections_run_again_says_which_and_when():
+    # `bench.py --only recall,search --from-json F --write`: the other sections are the saved
+    # run's, so the document's head says which ran again, and when
+    from benchmark import report
+
+    res = {"started": "2026-12-07 09:37", "seconds": 600.0, "cases": 9, "load": 0.1}
+    assert "run again" not in report.header(res)
+    res["rerun"] = [["recall,search", "2026-12-07 12:00"]]
+    head = report.header(res)
+    assert "This run: 2026-12-07 09:37" in head
+    assert "Sections run again since (the code of then): recall,search at 2026-12-07 12:00." in head

@@ -234,12 +234,22 @@ def heap32_section(path):
     return doc[i : j + len(HEAP32_END)] + "\n\n" if 0 <= i < j else ""
 
 
+def header(res):
+    """The document's head: when the run was, and which of its sections ran again later
+    (`--only ... --from-json`: their figures are of the code of then)."""
+    out = HEADER % {"started": res["started"], "minutes": res["seconds"] / 60.0, "cases": res["cases"],
+                    "load": res["load"]}
+    if res.get("rerun"):
+        out += "Sections run again since (the code of then): %s.\n\n" % "; ".join(
+            "%s at %s" % (s, t) for s, t in res["rerun"])
+    return out
+
+
 def write_doc(res, text):
     path = os.path.join(ROOT, "docs", "PERFORMANCE.md")
     kept = heap32_section(path)
     with open(path, "w") as f:
-        f.write(HEADER % {"started": res["started"], "minutes": res["seconds"] / 60.0, "cases": res["cases"],
-                          "load": res["load"]})
+        f.write(header(res))
         if tuple(res["plan"]["fs"]) != FS:  # (a saved run holds a list)
             f.write("**Quick run** (`--quick`): LittleFS only, a subset of sizes.\n\n")
         f.write(text + "\n")

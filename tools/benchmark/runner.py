@@ -139,6 +139,8 @@ def collect(args, res=None):
     run = Runner(mp64, mp32, verbose=not args.silent)
     if res is None:
         res = {"plan": p, "started": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg()[0]}
+    else:  # (a saved run, some sections run again: the report says which and when)
+        res.setdefault("rerun", []).append([",".join(sorted(only)), time.strftime("%Y-%m-%d %H:%M")])
     res["mp32_missing"] = why32
     t0 = time.time()
     if "turns" in only:
