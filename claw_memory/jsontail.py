@@ -16,19 +16,13 @@ def value_end(raw):
     if i == n or b[i] not in b"{[":
         return 0
     depth = 0
-    while i < n:
-        c = b[i]
-        if c == 34:  # a string: to its closing quote, escapes skipped
-            i += 1
-            while i < n and b[i] != 34:
-                i += 2 if b[i] == 92 else 1
-        elif c in b"{[":
+    for i, c in _outside(b, i):
+        if c in b"{[":
             depth += 1
         elif c in b"}]":
             depth -= 1
             if not depth:
                 return i + 1 if isinstance(raw, bytes) else len(b[: i + 1].decode())
-        i += 1
     return 0
 
 
@@ -53,21 +47,25 @@ def bloated(raw):
         except TypeError:
             raw = raw.encode()  # (CPython's str; it raises no MemoryError here)
         k = 0
-        inside = esc = False
-        for c in raw:
-            if inside:
-                if esc:
-                    esc = False
-                elif c == 92:  # backslash
-                    esc = True
-                elif c == 34:  # quote
-                    inside = False
-            elif c == 34:
-                inside = True
-            elif c == 91 or c == 123:
+        for _, c in _outside(raw):
+            if c == 91 or c == 123:
                 k += 1
         if k * 8 > n:
             return True
     gc.collect()
     free = getattr(gc, "mem_free", None)  # (MicroPython's; CPython raises no MemoryError here)
     return free is not None and free() > 4 * n
+
+
+def _outside(b, i=0):
+    """(position, byte) of each byte of `b` from `i` on that is outside JSON strings (a
+    string's quotes given, its bytes and escapes skipped)."""
+    n = len(b)
+    while i < n:
+        c = b[i]
+        yield i, c
+        if c == 34:
+            i += 1
+            while i < n and b[i] != 34:
+                i += 2 if b[i] == 92 else 1
+        i += 1

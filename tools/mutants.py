@@ -2012,10 +2012,8 @@ MUTANTS = [
      "a record read without its newline is parsed (an index entry one byte short)"),
     ("session/tix", "            if tag & ONE:\n                while raw[i] > 127:", "            if tag & ONE:\n                while raw[i] >= 127:",
      "a query's walk takes a one-record term's posting byte 127 as continued: the bucket's next terms missed"),
-    ("jsontail", "            elif c == 34:\n                inside = True\n", "",
+    ("jsontail", "        if c == 34:\n            i += 1\n            while i < n and b[i] != 34:\n                i += 2 if b[i] == 92 else 1\n", "",
      "brackets inside strings count as a bomb's: a model's answer of them on a small heap is 'malformed', not MemoryError"),
-    ("jsontail", "                elif c == 92:  # backslash\n                    esc = True\n", "",
-     "an escaped quote ends a string in the count of a bomb's brackets"),
-    ("jsontail", "            elif c == 91 or c == 123:", "            elif c == 91:",
+    ("jsontail", "            if c == 91 or c == 123:", "            if c == 91:",
      "a bomb of nested objects is not told by its shape (brackets outside strings)"),
 ]
