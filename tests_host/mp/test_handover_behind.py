@@ -468,15 +468,20 @@ def test_a_compaction_asked_for_keeps_a_turn_written_behind_the_cached_session()
         dev.unmount()
 
 
+def _unfinished_then_esp_claw(kind):
+    # One turn, then an unfinished one when the firmware is switched (the device rebooted)
+    dev, s = _fresh(kind, blocks=256)
+    _turn(s, 0, tools=False, sid=SID)
+    s.persist(SID, [(1, _user(1), None)])
+    s.close()
+    return dev.reboot()
+
+
 def test_one_record_esp_claw_logged_right_after_the_turn_began_supersedes_it():
     # ESP-Claw's firmware logged a single record (a question it then had no answer to) where
     # our unfinished turn would have gone: the conversation moved on without our turn.
     for kind in ("lfs2", "fat"):
-        dev, s = _fresh(kind, blocks=256)
-        _turn(s, 0, tools=False, sid=SID)
-        s.persist(SID, [(1, _user(1), None)])  # unfinished when the firmware is switched
-        s.close()
-        dev = dev.reboot()
+        dev = _unfinished_then_esp_claw(kind)
         espclaw.EspClawSessions(D).persist(SID, [(1, _user("e"), None)])
         s = Sessions(D)
         eq(s.verify(SID)["pending_superseded"], 1, "%s: verify names the superseded record" % kind)
@@ -490,11 +495,7 @@ def test_an_unfinished_turn_of_a_log_esp_claw_emptied_stays():
     # index a bare header. The log then holds nothing the unfinished turn could come after:
     # the turn stays, and completes as the session's first.
     for kind in ("lfs2", "fat"):
-        dev, s = _fresh(kind, blocks=256)
-        _turn(s, 0, tools=False, sid=SID)
-        s.persist(SID, [(1, _user(1), None)])  # unfinished when the firmware is switched
-        s.close()
-        dev = dev.reboot()
+        dev = _unfinished_then_esp_claw(kind)
         with open(_log(), "wb"):
             pass
         with open(_log() + ".idx", "wb") as f:

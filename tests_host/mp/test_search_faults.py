@@ -562,12 +562,9 @@ def test_a_session_removed_during_a_search_is_not_reported_unreadable():
     dev.unmount()
 
 
-@heap("16M")
-def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_theirs():
-    # U1's "kiwi" postings (its user records: even ordinals) pass the pool; reading them
-    # again fails. The second pass scores again without U1: U2's block, after U1's, is scored
-    # from its own matches (its best kiwi record is its second, an odd ordinal), not from
-    # U1's; the answer is full, so it is not run again (which would hide a wrong score).
+def _kiwis_past_the_pool():
+    # U1: 1,200 turns whose user records say "kiwi" (past the pool); U2: one turn, its
+    # answer "kiwi" four times; closed (every index whole)
     dev = mount("lfs2", "/flash", blocks=512)
     fsutil.makedirs(D)
     s = Sessions(D)
@@ -577,6 +574,16 @@ def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_their
     s.persist(U2, [(1, None, "kiwi alpha beta gamma")])
     s.persist(U2, [(2, None, "kiwi kiwi kiwi kiwi")], turn_completed=True)
     s.close()
+    return dev, s
+
+
+@heap("16M")
+def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_theirs():
+    # U1's "kiwi" postings (its user records: even ordinals) pass the pool; reading them
+    # again fails. The second pass scores again without U1: U2's block, after U1's, is scored
+    # from its own matches (its best kiwi record is its second, an odd ordinal), not from
+    # U1's; the answer is full, so it is not run again (which would hide a wrong score).
+    dev, s = _kiwis_past_the_pool()
     skipped = []
     with _Flaky("_u1_", ".tix", first=2) as fl:
         got = Sessions(D).search("kiwi", 1, [U1, U2], skipped)
@@ -590,15 +597,7 @@ def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_their
 def test_an_index_failing_in_the_second_pass_leaves_out_its_log_s_last_turns_too():
     # As above, and U1's last turn, not indexed yet (scored from its text), holds a record
     # that scores above U2's second: U1 is reported skipped, so none of its records is a hit
-    dev = mount("lfs2", "/flash", blocks=512)
-    fsutil.makedirs(D)
-    s = Sessions(D)
-    for n in range(1200):
-        s.persist(U1, [(1, None, "kiwi n%d" % n)])
-        s.persist(U1, [(2, None, "noted")], turn_completed=True)
-    s.persist(U2, [(1, None, "kiwi alpha beta gamma")])
-    s.persist(U2, [(2, None, "kiwi kiwi kiwi kiwi")], turn_completed=True)
-    s.close()
+    dev, s = _kiwis_past_the_pool()
     s.persist(U1, [(1, None, "kiwi kiwi kiwi kiwi zeta")])
     s.persist(U1, [(2, None, "noted")], turn_completed=True)
     skipped = []
