@@ -77,16 +77,25 @@ def _hits(q, file, cands, out, limit, max_chars):
     qh = q.qh
     recs = []  # (offset, length, type, score, order) of this file's candidates
     with q.take(path + fmt_.TIX) if cands[-1][3] >= 0 else fsutil.Nothing() as f:
-        for c in cands:
+        i = 0
+        while i < len(cands):
+            c = cands[i]
             if c[3] < 0:
                 recs.append(c[4] + (c[0], c[1]))
+                i += 1
                 continue
+            j = i  # (the candidates of one block: its record table read once)
+            while j < len(cands) and cands[j][3] == c[3]:
+                j += 1
             f.seek(c[3])
             try:
-                rec = tix.Block(f.read(tix.BH), c[3]).record(f, c[4])
+                table = tix.Block(f.read(tix.BH), c[3]).table(f, max(x[4] for x in cands[i:j]) + 1)
             except (ValueError, IndexError):
                 raise Stale(path)  # (its record table damaged: the index is made again)
-            recs.append(rec + (c[0], c[1]))
+            for x in cands[i:j]:
+                recs.append(table[x[4]] + (x[0], x[1]))
+            table = None
+            i = j
     with q.take(path) as lf:
         size = lf.seek(0, 2)
         for off, ln, k, score, order in recs:
@@ -179,11 +188,10 @@ def _score(q, top, bad):
                         p += 1
                         if x > 127:  # (a varint of two bytes or more: most are one)
                             x, p = tix.unvarint(raw, p - 1)
-                        o += (x >> 2) + 1
+                        o += x + 1
                         if o < n:
-                            c = (x & 3) + 1
                             dl = dls[o] if far else lens[at]
-                            acc[o] += w * c / (c + q.norm(tix.unquant(dl)))
+                            acc[o] += w / (1 + q.norm(tix.unquant(dl)))
                         at += 1
                 except IndexError:
                     raise Stale(kept.get(fi)[1])

@@ -73,7 +73,6 @@ class _Merged:
         self.out = out
         self.fd = fd  # the file the index is of (the probes)
         self.bld = tix.Builder()
-        self.bits = -1  # block()'s bits for what bld holds (merged_bits)
         self.end = 0
 
     def add(self, b, ents, renum, fresh, fi, f, limit):
@@ -92,13 +91,10 @@ class _Merged:
         posts = fi.read(size)
         if len(ents) < b.n:
             posts = refilter(posts, b.bits, renum)
-        bits = merged_bits(self.bits, b.bits)  # (self.bits is -1 while bld is empty)
-        if len(self.bld) and not take(self.bld, len(ents), posts, b.bits, bits):
+        if len(self.bld) and not take(self.bld, len(ents), posts, b.bits):
             self.flush()
-            bits = merged_bits(-1, b.bits)
         if not len(self.bld):
             take(self.bld, len(ents), posts, b.bits)
-        self.bits = bits
         dls = b.head(fi)[0]
         for to, ln, k, j, _ in ents:
             self.bld.record(to, ln, k, dls[j])
@@ -107,20 +103,17 @@ class _Merged:
     def flush(self):
         if len(self.bld):
             bld = self.bld
-            self.out.write(bld.block(self.end, tix.probe(self.fd, self.end, bld.start), self.bits))
-        self.bits = -1
+            self.out.write(bld.block(self.end, tix.probe(self.fd, self.end, bld.start)))
 
 
-def take(bld, n, raw, bits, into=-1):
+def take(bld, n, raw, bits):
     """Unpack the postings `raw` (with `bits`) of the `n` records bld.record() adds next into
-    the tix.Builder `bld`, if they fit its block (`into`: the bucket bits block() will be
-    given, merged_bits'); whether they did. Cut to fewer than tix.WHOLE bits, a block keeps
-    about 16 terms a bucket at most (a query reads its terms' buckets whole)."""
+    the tix.Builder `bld`, if they fit its block; whether they did."""
     if len(bld.dls) + n > tix.RECS:
         return False
     at = len(bld.posts)
     unpack(raw, bits, len(bld.dls), bld.posts)
-    if at and len(bld.posts) > (tix.POSTS if into < 0 else min(tix.POSTS, 24 << into)):
+    if at and len(bld.posts) > tix.POSTS:
         del bld.posts[at:]
         return False
     return True
@@ -132,43 +125,30 @@ def refilter(raw, bits, new):
     nb = 1 << bits
     out = bytearray(2 * (nb + 1))
     d0 = len(out)
-    term = bytearray()
+    shift = tix.KEY_BITS - bits
     for b in range(nb):
         struct.pack_into("<H", out, 2 * b, len(out) - d0)
         for tag, p in _bucket_terms(raw, d0, b):
-            term[:] = b""
-            prev = -1
-            for o, c in tix.postings(p):
-                o = new[o]
-                if o != 255:
-                    tix.varint(term, (o - prev - 1) << 2 | c - 1)
-                    prev = o
-            if term:
-                one = len(term) - tix.continued(term) == 1  # (one posting left)
-                tag = tag & 0x7FFF | (tix.ONE if one else 0)
-                out.append(tag & 0xFF)
-                out.append(tag >> 8)
-                if not one:
-                    tix.varint(out, len(term))
-                out += term
+            ords = [new[o] for o in tix.postings(p) if new[o] != 255]
+            if ords:
+                tix.term(out, b << shift | tag & tix.tag_mask(bits), bits, ords)
     struct.pack_into("<H", out, 2 * nb, len(out) - d0)
     return out
 
 
 def unpack(raw, bits, base, out):
     """Append the postings `raw` (a block's bucket directory and postings, with `bits`) to
-    `out` as Builder packs them, their ordinals moved up by `base` (remap merges blocks). A
-    key is the term's bucket and tag: its whole key from tix.WHOLE bits on, else the bits a
-    block with as many bucket bits or fewer knows it by (block() cuts them to those)."""
+    `out` as Builder packs them (key << 7 | ordinal), their ordinals moved up by `base`
+    (remap merges blocks; a block knows each term by its whole key)."""
     nb = 1 << bits
     d0 = 2 * (nb + 1)
-    shift = 21 - bits
+    shift = tix.KEY_BITS - bits
     mask = tix.tag_mask(bits)
     for b in range(nb):
         for tag, p in _bucket_terms(raw, d0, b):
             key = b << shift | tag & mask
-            for o, c in tix.postings(p):
-                out.append(key << 9 | (base + o) << 2 | c - 1)
+            for o in tix.postings(p):
+                out.append(key << 7 | base + o)
 
 
 def _bucket_terms(raw, d0, b):
@@ -182,11 +162,3 @@ def _bucket_terms(raw, d0, b):
         size, j = tix.term_span(raw, i + 2, tag)
         yield tag, raw[j : j + size]
         i = j + size
-
-
-def merged_bits(a, b):
-    """The bucket bits for block() of postings unpacked from blocks with `a` and `b` (-1:
-    keys whole, the block's own choice)."""
-    a = -1 if a >= tix.WHOLE else a
-    b = -1 if b >= tix.WHOLE else b
-    return b if a < 0 else a if b < 0 else min(a, b)

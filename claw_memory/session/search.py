@@ -448,7 +448,7 @@ class _Query:
             i += 1
             if x > 127:  # (a varint of two bytes or more: most are one)
                 x, i = tix.unvarint(raw, i - 1)
-            o += (x >> 2) + 1
+            o += x + 1
             pool[p] = dls[o] if o < len(dls) else 0
             p += 1
         self.npool = p

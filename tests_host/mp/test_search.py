@@ -42,39 +42,59 @@ def test_lengths_keep_one_byte_and_order():
 
 
 def test_a_term_in_one_record_whose_posting_byte_is_127_is_walked_past():
-    # record 31 holds term A four times and no other record does: its one posting is the byte
-    # 127 (31 << 2 | 3), the last value a byte holds alone; the query's walk to B, after A in
-    # the bucket, and a compaction's (remap.unpack) must step over it
+    # record 127 holds term A and no other record does: its one posting is the byte 127 (the
+    # gap from the start), the last value a byte holds alone, and its tag says one byte; the
+    # query's walk to B, after A in the bucket, and a compaction's (remap.unpack) must step
+    # over it
     mount("lfs2", "/flash", blocks=64)
     a, bb, c = 0x11, 0x22, 0x33
     b = tix.Builder()
-    for i in range(33):
-        b.add(i * 10, 10, 1, [a, a, a, a, c] if i == 31 else [bb, c] if i == 32 else [c])
-    raw = tix.MAGIC + b.block(330, 0)
-    ok(raw.find(bytes([0x11, 0x80, 127])) > 0, "A's tag and its posting 127 in the block")
+    for i in range(129):
+        if i < 128:
+            b.add(i * 10, 10, 1, [a, a, c] if i == 127 else [c])
+    raw = tix.MAGIC + b.block(1280, 0)
+    ok(raw.find(bytes([0x11, 0x40, 127])) > 0, "A's tag (one byte of postings) and its posting 127")
+    b.add(1280, 10, 1, [c])
+    b.add(1290, 10, 1, [bb, c])
+    raw2 = b.block(1300, 0)
     with open("/flash/t.tix", "wb") as f:
-        f.write(raw)
+        f.write(raw + raw2)
     blk = tix.blocks("/flash/t.tix")[0][0]
     with open("/flash/t.tix", "rb") as f:
         d = blk.head(f)[1]
-        got = blk.find(f, d, bb)
-        ok(got is not None, "B found past A")
-        eq(tix.postings(got[3]), [(32, 1)], "B: record 32")
-        eq(tix.postings(blk.find(f, d, a)[3]), [(31, 4)], "A: record 31, four times")
+        eq(blk.find(f, d, bb), None, "B is not in the first block")
+        eq(tix.postings(blk.find(f, d, a)[3]), [127], "A: record 127 (once: a record's term)")
+        eq(blk.find(f, d, c)[2], 128, "C: in every record (a varint length)")
         size = blk.postings_size(f)
         f.seek(blk.dir)
         out = []
         remap.unpack(f.read(size), blk.bits, 0, out)
-    got = sorted((v >> 9, v >> 2 & 0x7F, (v & 3) + 1) for v in out if v >> 9 != c)
-    eq(got, [(a, 31, 4), (bb, 32, 1)], "a compaction's copy of A and B")
+    eq(sorted((v >> 7, v & 0x7F) for v in out if v >> 7 != c), [(a, 127)], "a compaction's copy of A")
+
+
+def test_a_term_after_one_of_a_long_posting_list_is_found():
+    # B follows A in one bucket; A's postings are 128 bytes or more (a two-byte length)
+    mount("lfs2", "/flash", blocks=64)
+    a, bb = 0x11, 0x22
+    b = tix.Builder()
+    for i in range(128):
+        b.add(i * 10, 10, 1, [a] + ([bb] if i == 77 else []))
+    with open("/flash/t.tix", "wb") as f:
+        f.write(tix.MAGIC + b.block(1280, 0))
+    blk = tix.blocks("/flash/t.tix")[0][0]
+    with open("/flash/t.tix", "rb") as f:
+        d = blk.head(f)[1]
+        got = blk.find(f, d, a)
+        eq((got[1], got[2]), (128, 128), "A: 128 bytes, 128 records")
+        eq(tix.postings(blk.find(f, d, bb)[3]), [77], "B: record 77, past A")
 
 
 def test_a_block_reads_back_what_was_built():
     mount("lfs2", "/flash", blocks=64)
     b = tix.Builder()
-    # hashes chosen so that two terms share a bucket (the key's top bits: a block this small
-    # has one bucket) and differ in key, and one term repeats in a record (its count)
-    h1, h2, h3 = 0x12345601, 0x3F000001, 0x00ABCD02
+    # hashes chosen so that two terms share a bucket (the key's top bits) and differ in key,
+    # and one term repeats in a record (one posting: its record's length counts both)
+    h1, h2, h3 = 0x12300601, 0x3F000001, 0x00ABCD02
     recs = [(100, 40, 1, [h1, h2, h1]), (140, 30, 2, [h2]), (175, 10, 4, [h3, h1])]
     for off, ln, k, hs in recs:
         ok(b.room(len(hs)), "room")
@@ -86,52 +106,55 @@ def test_a_block_reads_back_what_was_built():
     eq(len(blks), 1, "one block")
     eq(end, len(raw), "it ends the file")
     blk = blks[0]
-    eq((blk.n, blk.start, blk.end, blk.probe, blk.sumdl), (3, 100, 185, 0x1234, 6), "header")
+    eq((blk.n, blk.start, blk.end, blk.probe, blk.sumdl, blk.bits), (3, 100, 185, 0x1234, 6, 6),
+       "header")
     with open("/flash/t.tix", "rb") as f:
         eq(blk.records(f), [(100, 40, 1), (140, 30, 2), (175, 10, 4)], "record table")
+        eq(blk.table(f, 2), [(100, 40, 1), (140, 30, 2)], "its first two records")
         dls, d = blk.head(f)
         eq(list(dls), [3, 1, 2], "lengths")
         got = blk.find(f, d, h1)
         f.seek(got[0])
-        eq(tix.postings(f.read(got[1])), [(0, 2), (2, 1)], "h1: records 0 (twice) and 2")
+        eq(tix.postings(f.read(got[1])), [0, 2], "h1: records 0 and 2")
         eq(got[2], 2, "its document frequency")
         got = blk.find(f, d, h2)
         f.seek(got[0])
-        eq(tix.postings(f.read(got[1])), [(0, 1), (1, 1)], "h2")
-        eq(blk.find(f, d, 0x2F000101), None, "an absent key in a used bucket")
-        eq(blk.find(f, d, h3 | 0x7FE00000)[3], blk.find(f, d, h3)[3], "bits above the key: the same")
+        eq(tix.postings(f.read(got[1])), [0, 1], "h2")
+        eq(blk.find(f, d, 0x3F000101), None, "an absent key in a used bucket")
+        eq(blk.find(f, d, h3 | 0x7FF00000)[3], blk.find(f, d, h3)[3], "bits above the key: the same")
         size = blk.postings_size(f)
         f.seek(blk.dir)
         posts = remap.refilter(f.read(size), blk.bits, bytearray([0, 255, 1]))
     # record 1 dropped, record 2 becomes 1: h2 keeps record 0 only, h3 record 1
     b2 = tix.Builder()
+    ok(remap.take(b2, 2, posts, blk.bits), "the refiltered postings fit a block")
     b2.record(0, 40, 1, 3)
-    b2.record(40, 10, 4, 2)
+    b2.record(60, 10, 4, 2)
     with open("/flash/t2.tix", "wb") as f:
-        f.write(tix.MAGIC + b2.frame(50, 7, blk.bits, len(posts)) + posts + b2.recs)
+        f.write(tix.MAGIC + b2.block(70, 7))
     blk2 = tix.blocks("/flash/t2.tix")[0][0]
     with open("/flash/t2.tix", "rb") as f:
         d = blk2.head(f)[1]
-        for h, want in ((h1, [(0, 2), (1, 1)]), (h2, [(0, 1)]), (h3, [(1, 1)])):
+        for h, want in ((h1, [0, 1]), (h2, [0]), (h3, [1])):
             got = blk2.find(f, d, h)
             f.seek(got[0])
             eq(tix.postings(f.read(got[1])), want, "refiltered %x" % h)
-        eq(blk2.records(f), [(0, 40, 1), (40, 10, 4)], "new record table")
+        eq(blk2.records(f), [(0, 40, 1), (60, 10, 4)], "new record table (a gap before the second)")
 
 
 def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
-    # A block knows a term by 21 bits of its hash: two terms of one record that share them
-    # are one posting of both counts (their records are checked when a query finds them).
+    # A block knows a term by 20 bits of its hash: two terms of one record that share them
+    # are one posting (their records are checked when a query finds them).
     mount("lfs2", "/flash", blocks=64)
     b = tix.Builder()
-    same = (0x00012301, 0x2FE12301)  # the same low 21 bits: one key
+    same = (0x00012301, 0x2FF12301)  # the same low 20 bits: one key
     b.add(0, 20, 1, [same[0], same[1], 0x5])
     with open("/flash/k.tix", "wb") as f:
         f.write(tix.MAGIC + b.block(20, 0))
     blk = tix.blocks("/flash/k.tix")[0][0]
     with open("/flash/k.tix", "rb") as f:
         got = blk.find(f, blk.head(f)[1], same[1])
-        eq(tix.postings(got[3]), [(0, 2)], "one posting, both counts")
+        eq(tix.postings(got[3]), [0], "one posting")
     dev, s = _fresh()
     s.persist(SID, [(1, None, "w304 and w1109 and the kiwi")])  # (a pair that once collided)
     s.persist(SID, [(2, None, "ok")], turn_completed=True)
@@ -477,7 +500,7 @@ def _searches_as_rebuilt(s, queries, size_limit):
 def test_a_compaction_merges_the_small_blocks_it_splits():
     # One block a turn (a flush after each), then a compaction that archives the older turns
     # and drops the newer turns' tool records: merged, the indexes hold half as many blocks
-    # at most (blocks this small know a term by fewer bits: tix.Builder.take bounds them).
+    # at most.
     dev, s = _fresh(blocks=512, size_limit=100000)
     for i in range(24):
         _turn(s, SID, i)
@@ -498,21 +521,13 @@ def test_a_compaction_merges_the_small_blocks_it_splits():
     for bs, path in ((seg_blocks, D + "/" + segs[0]), (log_blocks, log + ".tix")):
         for a, b in zip(bs, bs[1:]):
             ok(a.end <= b.start, "in order, apart")
-        with open(path, "rb") as f:
-            for b in bs:  # (a query reads a term's bucket whole: at most 24 postings a bucket)
-                size = b.postings_size(f)
-                f.seek(b.dir)
-                posts = []
-                remap.unpack(f.read(size), b.bits, 0, posts)
-                ok(b.bits >= tix.WHOLE or len(posts) <= 24 << b.bits,
-                   "%d postings in %d buckets" % (len(posts), 1 << b.bits))
     ok(all(_searches_as_rebuilt(s, queries, 2500)), "every query finds something")
     dev.unmount()
 
 
 def test_a_compaction_keeps_the_terms_of_a_block_of_many():
-    # A tool result of 300 numbers, a block of its own with 6 bucket bits (a term known by
-    # its bucket and tag alone): copied by a compaction, each of its terms is found as before
+    # A tool result of 300 numbers, a block of its own: copied by a compaction (merged with
+    # the small blocks of the turns around it), each of its terms is found as before
     dev, s = _fresh(blocks=512, size_limit=100000)
     nums = ["%d" % (20000 + 13 * i) for i in range(300)]
     for i in range(12):
@@ -525,7 +540,6 @@ def test_a_compaction_keeps_the_terms_of_a_block_of_many():
             s.persist(SID, [(2, None, "listed")], turn_completed=True)
         s.flush()
     log = D + "/" + file_name(SID)
-    ok(any(b.bits == 6 for b in tix.blocks(log + ".tix")[0]), "(a block of 6 bucket bits)")
     s.close()
     s = Sessions(D, size_limit=2500)
     eq(s.compact(SID), None, "compacted")
