@@ -53,6 +53,7 @@ package(
         "session/state.py",
         "session/stream.py",
         "session/tix.py",
+        "session/tixmerge.py",
         "session/window.py",
         "session/write.py",
     ),

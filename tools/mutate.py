@@ -58,7 +58,8 @@ _STORE = [_MP + "test_store.py", _MP + "test_store_items.py", _MP + "test_store_
           _MP + "test_expiry.py", _MP + "test_undo_powercut.py"]
 _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.py", _MP + "test_incognito.py",
           "tests_host/test_prompt_unchanged.py"]
-_SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_powercut.py",
+_SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_merge.py",
+           _MP + "test_search_powercut.py",
            _MP + "test_search_faults.py", _MP + "test_search_kept.py", "tests_host/test_text_cpython.py",
            _MP + "test_provenance.py",
            "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
@@ -80,6 +81,7 @@ TESTS = {
     "store/": _STORE,
     "store/rank": [_MP + "test_recall_rank.py", _MP + "test_store_faults.py"],
     "session/tix": _SEARCH,
+    "session/tixmerge": _SESSION + _SEARCH,
     "session/indexer": _SEARCH,
     "session/remap": _SESSION + _SEARCH,
     "session/search": _SEARCH,

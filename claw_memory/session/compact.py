@@ -182,6 +182,9 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         archive.commit(d)
         archive.finish(d, name)
         note("%s: %d bytes of records moved to archive segment %d" % (log, seg, n))
+        if tix_ok:  # (nothing is appended to a segment: its blocks merged once)
+            from .tixmerge import settle_file
+            settle_file(segment, note)
     else:
         from .archive import own
 

@@ -20,7 +20,12 @@ from . import indexer, tix
 
 K1 = 1.2
 B = 0.75
-FAR = const(0x8000)  # a match whose postings are in the index, not in the pool
+FAR = const(0x100000)  # a match whose postings are in the index, not in the pool
+_WIN = const(128)  # a block's records scored at once (a merged block holds up to 1,024)
+# bytes of postings beyond the pool read for a window: its 128 postings of 2 bytes at most
+# (ordinals below 1,024), and the next one
+_WIN_READ = const(258)
+_MATCHES = const(16)  # a block's matches at most: one a query term (search.TERMS_MAX)
 
 
 class Stale(Exception):
@@ -88,13 +93,15 @@ def _hits(q, file, cands, out, limit, max_chars):
             while j < len(cands) and cands[j][3] == c[3]:
                 j += 1
             f.seek(c[3])
+            want = sorted(x[4] for x in cands[i:j])
             try:
-                table = tix.Block(f.read(tix.BH), c[3]).table(f, max(x[4] for x in cands[i:j]) + 1)
+                for o, rec in enumerate(tix.Block(f.read(tix.BH), c[3]).records(f, want[-1] + 1)):
+                    if o in want:
+                        for x in cands[i:j]:
+                            if x[4] == o:
+                                recs.append(rec + (x[0], x[1]))
             except (ValueError, IndexError):
                 raise Stale(path)  # (its record table damaged: the index is made again)
-            for x in cands[i:j]:
-                recs.append(table[x[4]] + (x[0], x[1]))
-            table = None
             i = j
     with q.take(path) as lf:
         size = lf.seek(0, 2)
@@ -139,7 +146,11 @@ class _Bad(Exception):
 
 
 def _score(q, top, bad):
-    acc = array("f", bytes(4 * 128))  # the scores of one block's records, term by term
+    acc = array("f", bytes(4 * _WIN))  # the scores of a window of a block's records
+    # per match of a block: bytes of its postings read, the last ordinal, postings read
+    cp = array("H", bytes(2 * _MATCHES))
+    co = array("h", bytes(2 * _MATCHES))
+    ca = array("H", bytes(2 * _MATCHES))
     m = 0
     f = None
     open_fi = -1
@@ -149,57 +160,75 @@ def _score(q, top, bad):
         for j in range(len(q.bpos)):
             fi = q.bfile[j]
             n = q.bn[j]
-            dls = None  # (the block's lengths, read again for postings beyond the pool)
-            for o in range(n):
-                acc[o] = 0.0
+            k = q.bm[j]
             if fi in bad:
-                m += q.bm[j]
+                m += k
                 continue
-            for _ in range(q.bm[j]):
-                v = q.mterm[m]
-                size = v & 1023
-                far = v & FAR
-                if far:
-                    try:
-                        f, open_fi = _reopen(f, open_fi, fi, kept)
-                        if dls is None:
-                            f.seek(q.bpos[j])
-                            dls = tix.Block(f.read(tix.BH), q.bpos[j]).head(f)[0]
-                        f.seek(q.mat[m])
-                        raw = f.read(size)
-                    except OSError as e:
-                        if e.args and e.args[0] == ENOENT:
-                            raise Stale(None)  # (gone since the first pass)
-                        q.lost(kept.get(fi), e)
-                        bad.append(fi)
-                        raise _Bad()
-                    except ValueError:  # (its lengths and directory damaged)
-                        raise Stale(kept.get(fi)[1])
-                else:
-                    raw = pool[q.mat[m] : q.mat[m] + size]
-                    lens = pool[q.mat[m] + size :]  # (by the posting's place)
-                w = q.idf[(v & 0x7FFF) >> 10] * (K1 + 1)
-                o = -1
-                p = 0
-                at = 0  # (the posting's place: its record's length in the pool)
-                try:  # (the pool's were read once in the first pass; others' may be damaged)
-                    while p < size:
-                        x = raw[p]
-                        p += 1
-                        if x > 127:  # (a varint of two bytes or more: most are one)
-                            x, p = tix.unvarint(raw, p - 1)
-                        o += x + 1
-                        if o < n:
-                            dl = dls[o] if far else lens[at]
-                            acc[o] += w / (1 + q.norm(tix.unquant(dl)))
-                        at += 1
-                except IndexError:
-                    raise Stale(kept.get(fi)[1])
-                m += 1
+            dls = None  # (the block's lengths, read again for postings beyond the pool)
+            for t in range(k):
+                cp[t] = ca[t] = 0
+                co[t] = -1
             order = order_of(q.korder[fi], q.bpos[j])
-            for o in range(n):
-                if acc[o]:
-                    top.push((round(acc[o], 4), order + o, fi, q.bpos[j], o))
+            w0 = 0
+            while w0 < n:  # (a merged block's records, _WIN at a time)
+                w1 = min(w0 + _WIN, n)
+                for o in range(w1 - w0):
+                    acc[o] = 0.0
+                for t in range(k):
+                    v = q.mterm[m + t]
+                    size = v & 0xFFFF
+                    p = cp[t]
+                    if p >= size:
+                        continue
+                    far = v & FAR
+                    if far:
+                        try:
+                            f, open_fi = _reopen(f, open_fi, fi, kept)
+                            if dls is None:
+                                f.seek(q.bpos[j])
+                                dls = tix.Block(f.read(tix.BH), q.bpos[j]).head(f)[0]
+                            f.seek(q.mat[m + t] + p)
+                            raw = f.read(min(size - p, _WIN_READ))
+                        except OSError as e:
+                            if e.args and e.args[0] == ENOENT:
+                                raise Stale(None)  # (gone since the first pass)
+                            q.lost(kept.get(fi), e)
+                            bad.append(fi)
+                            raise _Bad()
+                        except ValueError:  # (its lengths and directory damaged)
+                            raise Stale(kept.get(fi)[1])
+                        i = 0
+                    else:
+                        raw = pool[q.mat[m + t] : q.mat[m + t] + size]
+                        lens = pool[q.mat[m + t] + size :]  # (by the posting's place)
+                        i = p
+                    w = q.idf[v >> 16 & 0xF] * (K1 + 1)
+                    o = co[t]
+                    at = ca[t]  # (the posting's place: its record's length in the pool)
+                    end = len(raw)
+                    try:  # (the pool's were read once in the first pass; others' may be damaged)
+                        while i < end:
+                            x = raw[i]
+                            i2 = i + 1
+                            if x > 127:  # (a varint of two bytes or more: most are one)
+                                x, i2 = tix.unvarint(raw, i)
+                            if o + x + 1 >= w1:
+                                break  # (the next window's, or past the block: damaged)
+                            i = i2
+                            o += x + 1
+                            dl = dls[o] if far else lens[at]
+                            acc[o - w0] += w / (1 + q.norm(tix.unquant(dl)))
+                            at += 1
+                    except IndexError:
+                        raise Stale(kept.get(fi)[1])
+                    cp[t] = p + i if far else i
+                    co[t] = o
+                    ca[t] = at
+                for o in range(w1 - w0):
+                    if acc[o]:
+                        top.push((round(acc[o], 4), order + w0 + o, fi, q.bpos[j], w0 + o))
+                w0 = w1
+            m += k
     finally:
         if f is not None:
             f.close()

@@ -222,6 +222,9 @@ def update(path, limit, end=-1):
                 index(out, f, 0, end, limit)
 
             fsutil.replace(ipath, write)
+            from .tixmerge import settle_file
+
+            settle_file(path, None, f)  # (written again whole: its blocks merged)
         else:
             # (an append opens the index for writing, a flash write even of nothing: at every
             # search when only lines that are no record follow the index)
@@ -272,7 +275,7 @@ def records(path, limit):
         try:
             with open(path + fmt_.TIX, "rb") as f:
                 for b in blks:
-                    for r in b.records(f):  # (a block's whole table, read and checked first)
+                    for r in b.records(f):  # (a block's whole table checked first)
                         if r[0] >= after:
                             after = r[0] + r[1]
                             yield r

@@ -4,10 +4,11 @@
 # MIT license
 
 import struct
+from array import array
 
 from .. import fsutil
 from . import format as fmt_
-from . import indexer, tix
+from . import indexer, tix, tixmerge
 
 
 def remap(log, new_log, seg, moves, cut, out, aout, limit):
@@ -16,8 +17,9 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
     length, offset in the new log or -1, offset in the segment or -1) of every record of the
     old log in order; the segment begins with the log's first `cut` bytes as they are.
     Blocks before `cut` go to the segment's index `aout`; a block across `cut` is indexed
-    again from its records; later blocks are split between the two indexes with new record
-    tables and probes, their postings copied or refiltered. What follows each other in one
+    again from its records (a merged one is split as later blocks are); later blocks are
+    split between the two indexes with new record tables and probes, their postings copied
+    or refiltered. What follows each other in one
     index is merged while it fits a block: a compaction splits every block, and a query
     reads an index block by block (merged, a compacted session's indexes keep about half
     their blocks, with fewer bytes: a term is named once a block). Writes to
@@ -32,6 +34,11 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
             open(seg, "rb") if seg else fsutil.Nothing()) as fa:
         merged = (_Merged(out, fn), _Merged(aout, fa))
         for b in blks:
+            if b.n > tix.RECS:
+                ok, m = _split(b, m, mv, merged, fi)
+                if not ok:
+                    return False
+                continue
             if b.end <= cut:
                 # to the segment's index at the same offsets, once its records are the log's
                 # (a rewrite by another program that left the probed bytes as they were can
@@ -64,6 +71,40 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
         for mg in merged:
             mg.flush()
     return True
+
+
+def _split(b, m, mv, merged, fi):
+    # A merged block (session/tixmerge.py) between the new log's index and the segment's,
+    # streamed: each side's ordinals, lengths and record table made as its records are met
+    # (a list of a thousand records' places would take ~40 KiB), its postings renumbered as
+    # tixmerge writes them. (Whether the moves named its records, the moves' next.)
+    dls = b.head(fi)[0]
+    sides = []
+    for mg in merged:
+        sides.append([array("H", b"\xff\xff" * b.n), bytearray(), bytearray(), -1, 0, 0]
+                     if mg.out is not None else None)
+    for j, (off, ln, k) in enumerate(b.records(fi)):
+        while m is not None and m[0] < off:
+            m = next(mv, None)
+        if m is None or m[0] != off or m[1] != ln:
+            return False, m
+        for s, to in zip(sides, m[2:4]):
+            if to >= 0 and s is not None:
+                # renum, lengths, record table, start, end so far, sum of lengths
+                s[0][j] = len(s[1])
+                s[1].append(dls[j])
+                if s[3] < 0:
+                    s[3] = s[4] = to
+                tixmerge.entry(s[2], to - s[4], ln, k)
+                s[4] = to + ln
+                s[5] += tix.unquant(dls[j])
+        m = next(mv, None)
+    for s, mg in zip(sides, merged):
+        if s is not None and s[1]:
+            mg.flush()
+            tixmerge.write(mg.out, fi, [(b, s[0], 0)], s[1], s[2], s[3], s[4],
+                           tix.probe(mg.fd, s[4], s[3]), s[5])
+    return True, m
 
 
 class _Merged:

@@ -30,7 +30,7 @@
 # file is opened without a stat first.
 # Heap: up to _HELD open files (on littlefs each with its 128-byte cache; MicroPython's FatFs
 # is built FF_FS_TINY: its files share the volume's sector buffer),
-# the pool, 8 bytes per block with matches and 6 per term match, 10 per file with
+# the pool, 9 bytes per block with matches and 8 per term match, 10 per file with
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
 # changed meanwhile reruns the query), 14 bytes and one per query term per record scored
@@ -162,11 +162,11 @@ class _Query:
         # per block with matches: its file (in kept), position, records, matches
         self.bfile = array("H")
         self.bpos = array("I")
-        self.bn = array("B")
+        self.bn = array("H")
         self.bm = array("B")
-        # per match: query term << 10 | byte length (| FAR), where (in the pool: the postings,
+        # per match: query term << 16 | byte length (| FAR), where (in the pool: the postings,
         # then one length per posting; FAR: the postings in the index)
-        self.mterm = array("H")
+        self.mterm = array("I")
         self.mat = array("I")
         # per record scored from its text that matches (after an index's end; a whole file
         # on a full flash): its file (in kept), offset, length, type << 24 | length in
@@ -237,7 +237,7 @@ class _Query:
         return hits
 
     def _held(self):
-        return (8 * len(self.bpos) + 6 * len(self.mat) + 10 * len(self.kept)
+        return (9 * len(self.bpos) + 8 * len(self.mat) + 10 * len(self.kept)
                 + (14 + len(self.qh)) * len(self.toff))
 
     def clear(self):
@@ -422,10 +422,10 @@ class _Query:
             if not self.keep:
                 continue  # (statistics only: hits.rest reads it again)
             if self.npool + got[1] + got[2] <= _POOL:
-                self.mterm.append(i << 10 | got[1])
+                self.mterm.append(i << 16 | got[1])
                 self.mat.append(self._keep(got[3], dls))
             else:
-                self.mterm.append(i << 10 | got[1] | FAR)
+                self.mterm.append(i << 16 | got[1] | FAR)
                 self.mat.append(got[0])
             k += 1
         if k:

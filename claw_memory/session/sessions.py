@@ -155,10 +155,14 @@ class Sessions:
 
     def _flush(self, log, st, whole=True):
         # The index entries in RAM, then (when kept) the text index: up to the log's end, or
-        # (`whole` False: a session leaving the cache) when write.TAIL bytes wait.
+        # (`whole` False: a session leaving the cache) when write.TAIL bytes wait; its
+        # blocks merged (not on the persist path: a merge writes the index again whole)
         from .write import flush_index
         flush_index(log, st)
         self._flush_text(log, st, whole)
+        if self.search_index:
+            from .tixmerge import settle_file
+            settle_file(log, self._note)
 
     def _flush_text(self, log, st, whole):
         if not self.search_index:

@@ -12,7 +12,8 @@
 # two), and a posting is a record's ordinal alone (no count: the first pass scores a record
 # as if it held each term once; the hits are scored again from their text). Against the
 # layout before (counts, a length byte for every term in more than one record, a type byte
-# a record), the board set's index is 16.6% of its history instead of 19.1%.
+# a record), the board set's index is 16.6% of its history instead of 19.1%; merged into
+# blocks of up to RECS_MAX records (session/tixmerge.py), 14%.
 #
 # A block header names the file range it covers and a probe (a hash of the file's 256 bytes
 # before the range's end, within the range): when the file was rewritten under the index
@@ -35,7 +36,8 @@ HDR = const(8)
 # b"TB", bucket bits, probe span, records, 0, body length, start, end, probe, sum of lengths
 _BH = "<2sBBHHIIIII"
 BH = const(28)
-RECS = const(128)  # records a block holds at most
+RECS = const(128)  # records a block built from text holds at most
+RECS_MAX = const(1024)  # records a merged block holds at most (session/tixmerge.py)
 POSTS = const(2048)  # postings (term, record) a block holds at most: 8 KiB while it is built
 _SPAN = const(4)  # a block's probe span: 16 << 4 = 256 bytes
 # A term is known in a block by the low 20 bits of its hash (its key): the bucket is the key's
@@ -194,8 +196,8 @@ class Builder:
         if len(out) - d0 > _POSTS_MAX:
             raise ValueError("text index block over 64 KiB")  # (cannot happen: POSTS bounds it)
         body = len(self.dls) + len(out) + len(self.recs)
-        raw = struct.pack(_BH, b"TB", bits, _SPAN, len(self.dls), 0, body, self.start, end, prb,
-                          self.sumdl) + self.dls + out + self.recs
+        raw = (header(bits, len(self.dls), body, self.start, end, prb, self.sumdl) + self.dls + out
+               + self.recs)
         self.__init__()
         return raw
 
@@ -208,7 +210,7 @@ class Block:
          self.sumdl) = struct.unpack(_BH, raw)
         self.pos = pos
         self.dir = pos + BH + self.n  # the bucket directory, after the lengths
-        self.ok = (magic == b"TB" and BITS_MIN <= self.bits <= BITS_MAX and 0 < self.n <= RECS
+        self.ok = (magic == b"TB" and BITS_MIN <= self.bits <= BITS_MAX and 0 < self.n <= RECS_MAX
                    and self.span <= 12 and self.start <= self.end)
         self.posts = self.dir + 2 * ((1 << self.bits) + 1) if self.ok else 0
         self.ok = self.ok and self.body >= self.posts - pos - BH + self.n
@@ -270,34 +272,38 @@ class Block:
             raise ValueError(_DAMAGED)  # (its terms do not end where the bucket does)
         return None
 
-    def records(self, f):
-        """[(offset, length, type)] of the block's records, in order (ValueError or
-        IndexError: a damaged index)."""
-        return self.table(f, self.n)
-
-    def table(self, f, n):
-        """[(offset, length, type)] of the block's first `n` records."""
+    def records(self, f, n=-1):
+        """(offset, length, type) of the block's records (its first `n`), in order, one at a
+        time (a merged block's table as a list would take ~30 KiB), once the table is
+        read and checked whole; ValueError or IndexError: a damaged index."""
+        if n < 0:
+            n = self.n
         at = self.dir + self.postings_size(f)
         raw = _read_at(f, at, min(self.next() - at, _ENTRY_MAX * n))
-        out = []
-        pos = self.start
-        i = 0
-        for _ in range(n):
-            v, i = unvarint(raw, i)
-            if v & 1:
-                gap, i = unvarint(raw, i)
-                pos += gap
-            ln = v >> 3
-            if ln <= 0 or pos + ln > self.end:
-                raise ValueError(_DAMAGED)  # (a record beyond the range the block covers)
-            out.append((pos, ln, (v >> 1 & 3) + 1))
-            pos += ln
-        return out
+        for check in (True, False):  # (nothing of a damaged table is given: a pager goes on
+            pos = self.start  # after the last record it was given)
+            i = 0
+            for _ in range(n):
+                v, i = unvarint(raw, i)
+                if v & 1:
+                    gap, i = unvarint(raw, i)
+                    pos += gap
+                ln = v >> 3
+                if ln <= 0 or pos + ln > self.end:
+                    raise ValueError(_DAMAGED)  # (a record beyond the range the block covers)
+                if not check:
+                    yield pos, ln, (v >> 1 & 3) + 1
+                pos += ln
 
     def postings_size(self, f):
         """Bytes of the bucket directory and postings."""
         d = 2 * (1 << self.bits)
         return d + 2 + struct.unpack("<H", _read_at(f, self.dir + d, 2))[0]
+
+
+def header(bits, n, body, start, end, prb, sumdl):
+    """A block's header: `n` records, `body` bytes after it."""
+    return struct.pack(_BH, b"TB", bits, _SPAN, n, 0, body, start, end, prb, sumdl)
 
 
 def tag_mask(bits):

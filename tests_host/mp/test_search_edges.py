@@ -6,7 +6,7 @@ import os
 
 from faults import failing_remove
 from mptest import eq, heap, ok
-from search_cases import D, SID
+from search_cases import D, SID, Unmerged
 from search_cases import archive_run as _archive_run
 from search_cases import bm25 as _bm25
 from search_cases import fresh as _fresh
@@ -16,7 +16,7 @@ from search_cases import turn as _turn
 
 from claw_memory import fsutil, terms
 from claw_memory._compat import dumps as _dumps
-from claw_memory.session import Sessions, file_name, tix
+from claw_memory.session import Sessions, file_name, tix, tixmerge
 from claw_memory.session import archive as arc
 
 HEAP = "8M"
@@ -140,16 +140,20 @@ def test_a_block_holds_128_records():
         cons = "bcdfghjkmnpqrtvwxz"  # no vowels: no stemming merges two of them
         return "xk" + cons[n % 18] + cons[n // 18]
 
-    dev, s = _fresh()
-    for n in range(100):
-        s.persist(SID, [(1, None, word(n))])
-        s.persist(SID, [(2, None, "ok")], turn_completed=True)
-    s.close()
-    eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "a whole index")
-    eq([b.n for b in tix.blocks(s.path(SID) + ".tix")[0]], [128, 72], "a full block, then the rest")
-    for n in (0, 63, 64, 99):  # records 0, 126 (block 1), 128, 198 (block 2)
-        eq(_texts(s.search(word(n), 3, [SID])), [("user", word(n))], "turn %d" % n)
-    dev.unmount()
+    for merged, want in ((False, [128, 72]), (True, [200])):
+        dev, s = _fresh()
+        with Unmerged():
+            for n in range(100):
+                s.persist(SID, [(1, None, word(n))])
+                s.persist(SID, [(2, None, "ok")], turn_completed=True)
+            s.close()
+        if merged:  # (session/tixmerge.py: the two as one)
+            tixmerge.settle_file(s.path(SID))
+        eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "a whole index")
+        eq([b.n for b in tix.blocks(s.path(SID) + ".tix")[0]], want, "blocks: %r" % want)
+        for n in (0, 63, 64, 99):  # records 0, 126 (block 1), 128, 198 (block 2)
+            eq(_texts(s.search(word(n), 3, [SID])), [("user", word(n))], "turn %d" % n)
+        dev.unmount()
 
 
 def test_a_block_of_many_distinct_terms_finds_each():
@@ -352,21 +356,37 @@ def test_left_out_candidates_are_replaced_by_the_next_ones():
     dev.unmount()
 
 
-@heap("16M")
 def test_postings_beyond_the_pool_score_the_same():
     # 1,200 records holding "kiwi": their postings and lengths pass the 2 KiB the first pass
-    # keeps in RAM; the newer blocks' are read again from the index, with the same scores.
+    # keeps in RAM; the newer blocks' are read again from the index, with the same scores
+    _beyond_the_pool(False)
+
+
+def test_postings_beyond_the_pool_in_merged_blocks_score_the_same():
+    # The same merged (blocks of up to 1,024 records: a block's records scored 128 at a
+    # time, its postings beyond the pool read in pieces, a window at a time)
+    _beyond_the_pool(True)
+
+
+def _beyond_the_pool(merged):
     dev, s = _fresh(blocks=512)
     texts = []
-    for n in range(600):  # (each term once a record: the first pass scores as BM25 does)
-        t = "kiwi %s%sn%d" % ("pear " if n % 5 else "", "fig " * (n % 7), n)
-        s.persist(SID, [(1, None, t)])
-        s.persist(SID, [(2, None, "kiwi noted carefully today")], turn_completed=True)
-        texts += [t, "kiwi noted carefully today"]
-    s.close()
-    ok(len(tix.blocks(s.path(SID) + ".tix")[0]) >= 9, "(many blocks)")
-    ops = dev.ops  # (blocks of 128 and fewer records: the pool has room for a block's
-    # postings, not for their records' lengths after them)
+    with Unmerged():
+        for n in range(600):  # (each term once a record: the first pass scores as BM25 does)
+            t = "kiwi %s%sn%d" % ("pear " if n % 5 else "", "fig " * (n % 7), n)
+            s.persist(SID, [(1, None, t)])
+            s.persist(SID, [(2, None, "kiwi noted carefully today")], turn_completed=True)
+            texts += [t, "kiwi noted carefully today"]
+        s.close()
+    if merged:
+        tixmerge.settle_file(s.path(SID))
+    sizes = [b.n for b in tix.blocks(s.path(SID) + ".tix")[0]]
+    if merged:
+        ok(len(sizes) == 2 and sizes[0] > 1000 and sum(sizes) == 1200, "(merged: %r)" % sizes)
+    else:
+        ok(len(sizes) >= 9 and max(sizes) <= 128, "(many blocks)")
+    s = Sessions(D)
+    ops = dev.ops
     scores = _bm25(texts, "kiwi")
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi", 50, [SID])],
@@ -377,6 +397,8 @@ def test_postings_beyond_the_pool_score_the_same():
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:50]
     eq([(h["text"], h["score"]) for h in s.search("kiwi pear", 50, [SID])],
        [(texts[i], scores[i]) for i in best], "two terms, the pool full in between")
+    # the oldest record, in the first window of the first block: found by its own number
+    eq(_texts(s.search("n3 fig", 1, [SID])), [("user", texts[6])], "the oldest records scored too")
     eq(dev.ops, ops, "the index read as it is: nothing written")
     dev.unmount()
 
@@ -442,12 +464,13 @@ def test_a_short_block_before_a_long_record_probes_within_its_range():
     # A record with more terms than a block takes ends the block before it early: that block
     # (a few short records, under 256 bytes) still probes only the bytes of its own range.
     dev, s = _fresh()
-    for n in range(2):
-        s.persist(SID, [(1, None, "kiwi %d " % n + "番茄" * 2100)])
-        s.persist(SID, [(2, None, "ok")], turn_completed=True)
-        if not n:
-            _turn(s, SID, 1, tool=False)
-    s.close()
+    with Unmerged():
+        for n in range(2):
+            s.persist(SID, [(1, None, "kiwi %d " % n + "番茄" * 2100)])
+            s.persist(SID, [(2, None, "ok")], turn_completed=True)
+            if not n:
+                _turn(s, SID, 1, tool=False)
+        s.close()
     with open(s.path(SID), "rb") as f:
         data = f.read()
     blks = tix.blocks(s.path(SID) + ".tix")[0]
@@ -461,33 +484,40 @@ def test_a_short_block_before_a_long_record_probes_within_its_range():
 def test_block_headers_name_their_range_and_probe_as_documented():
     # docs/FORMAT.md: blocks cover the log back to back from 0 to its end; a block's probe is
     # the FNV-1a of the file's 16 << span bytes before its end (span 4: 256; within the
-    # block's range), masked to 30 bits.
+    # block's range), masked to 30 bits. As appended (small blocks), then merged at close.
     import struct
 
     dev, s = _fresh()
-    for n in range(30):
-        _turn(s, SID, n, pad="q" * 300)  # > 8 KiB: blocks appended on the way, then at close
-    s.close()
+    with Unmerged():
+        for n in range(30):
+            _turn(s, SID, n, pad="q" * 300)  # > 8 KiB: blocks appended on the way, then at close
+        s.close()
     with open(s.path(SID), "rb") as f:
         data = f.read()
-    with open(s.path(SID) + ".tix", "rb") as f:
-        raw = f.read()
-    eq(raw[:8], b"CTIX\x02\x00\x00\x00", "header")
-    pos = 8
-    ranges = []
-    while pos < len(raw):
-        tag, bits, span, n, _, body, start, end, prb, sumdl = struct.unpack_from("<2sBBHHIIIII", raw, pos)
-        eq(tag, b"TB", "a block at %d" % pos)
-        ok(1 <= n <= 128 and 6 <= bits <= 8, "its counts")
-        eq(span, 4, "the probe's span")
-        eq(prb, _fnv1a(data[max(start, end - 256) : end]) & 0x3FFFFFFF,
-           "the probe of [%d, %d)" % (start, end))
-        ranges.append((start, end))
-        pos += 28 + body
-    eq(pos, len(raw), "whole blocks")
-    ok(len(ranges) >= 2, "(appended in steps)")
-    eq([r[0] for r in ranges], [0] + [r[1] for r in ranges[:-1]], "back to back")
-    eq(ranges[-1][1], len(data), "to the log's end")
+    for merged in (False, True):
+        if merged:
+            tixmerge.settle_file(s.path(SID))
+        with open(s.path(SID) + ".tix", "rb") as f:
+            raw = f.read()
+        eq(raw[:8], b"CTIX\x02\x00\x00\x00", "header")
+        pos = 8
+        ranges = []
+        while pos < len(raw):
+            tag, bits, span, n, _, body, start, end, prb, sumdl = struct.unpack_from("<2sBBHHIIIII", raw, pos)
+            eq(tag, b"TB", "a block at %d" % pos)
+            ok(1 <= n <= (1024 if merged else 128) and 6 <= bits <= 10, "its counts")
+            eq(span, 4, "the probe's span")
+            eq(prb, _fnv1a(data[max(start, end - 256) : end]) & 0x3FFFFFFF,
+               "the probe of [%d, %d)" % (start, end))
+            ranges.append((start, end))
+            pos += 28 + body
+        eq(pos, len(raw), "whole blocks")
+        if merged:
+            eq(len(ranges), 1, "merged: one block")
+        else:
+            ok(len(ranges) >= 2, "(appended in steps)")
+        eq([r[0] for r in ranges], [0] + [r[1] for r in ranges[:-1]], "back to back")
+        eq(ranges[-1][1], len(data), "to the log's end")
     dev.unmount()
 
 
@@ -1093,11 +1123,12 @@ def test_a_segment_index_damaged_after_its_first_block_leaves_paging_whole():
     # The records of its first block are given, then its second block's table is found
     # damaged: the index is made again and paging goes on after the last record given, once
     dev, s = _fresh(blocks=512, size_limit=40000)
-    for i in range(240):
-        _turn(s, SID, i, tool=False, pad="p" * 40)  # (a block's last record is a message)
-    total, want = _pages(s)
-    first = s.page(SID, 0, 50)
-    s.close()
+    with Unmerged():
+        for i in range(240):
+            _turn(s, SID, i, tool=False, pad="p" * 40)  # (a block's last record is a message)
+        total, want = _pages(s)
+        first = s.page(SID, 0, 50)
+        s.close()
     segs = [n for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
     eq(len(segs), 1, "(one segment)")
     blks = tix.blocks(D + "/" + segs[0])[0]

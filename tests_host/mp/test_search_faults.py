@@ -7,7 +7,7 @@ import os
 
 from flashsim import mount
 from mptest import eq, heap, ok
-from search_cases import D, FailingReads, Unkept, turn
+from search_cases import D, FailingReads, Unkept, Unmerged, turn
 
 import claw_memory
 from claw_memory import fsutil
@@ -451,9 +451,10 @@ def test_a_torn_index_on_a_full_flash_serves_up_to_its_last_whole_block():
         dev = mount(kind, "/flash", blocks=128)
         fsutil.makedirs(D)
         s = Sessions(D)
-        for n in range(60):
-            turn(s, U1, n, pad="p" * 150)
-        s.close()
+        with Unmerged():
+            for n in range(60):
+                turn(s, U1, n, pad="p" * 150)
+            s.close()
         log = s.path(U1)
         blks, _ = tix.blocks(log + ".tix")
         ok(len(blks) >= 3, "(several blocks: %d)" % len(blks))

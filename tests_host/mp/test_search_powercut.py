@@ -194,16 +194,16 @@ def _archived_session():
     ok(arc.segments(D, file_name(SID)), "the session has archive segments")
 
 
-def _cut_each(config, torn, prepare, op, check):
-    # A session archived on `config` (then prepare(), which returns what check() compares
-    # with), `op` run once to count its program/erase operations, then cut at each of them
-    # (clean or torn) from that same image: op() cut, a reboot, check(n, reference). Returns
-    # the number of cuts.
+def _cut_each(config, torn, prepare, op, check, archived=_archived_session):
+    # A session archived on `config` (by `archived`), then prepare(), which returns what
+    # check() compares with), `op` run once to count its program/erase operations, then cut
+    # at each of them (clean or torn) from that same image: op() cut, a reboot, check(n,
+    # reference). Returns the number of cuts.
     kind, bs, erase = cutmatrix.CONFIGS[config]
     from flashsim import mount
 
     dev = mount(kind, "/flash", blocks=512 * 1024 // bs, block_size=bs, erase_on_write=erase)
-    _archived_session()
+    archived()
     ref = prepare()
     base = dev.image()
     ops0 = dev.ops
@@ -346,3 +346,43 @@ def _repair_archive_matrix(config, torn):
 @timeout(900)
 def test_an_archive_repair_cut_anywhere_lists_each_segment_whole_and_once():
     _every_config(_repair_archive_matrix)
+
+
+def _merge_matrix(config, torn):
+    # Every text index of an archived session written as small blocks, then merged
+    # (session/tixmerge.py): a cut anywhere leaves each index old or new (the same hits), or
+    # one a search writes again
+    from search_cases import Unmerged
+
+    from claw_memory.session import tix, tixmerge
+
+    queries = [WORDS[n] for n in range(len(WORDS))]
+    files = []
+
+    def prepare():
+        mem = _open()
+        want = [mem.search(q, 5, session=SID) for q in queries]
+        files[:] = [D + "/" + n[:-4] for n in sorted(os.listdir(D)) if n.endswith(".tix")]
+        ok(any(len(tix.blocks(p + ".tix")[0]) > 1 for p in files), "(blocks to merge)")
+        return want
+
+    def merge():
+        for p in files:
+            tixmerge.settle_file(p)
+
+    def check(n, want):
+        mem = _open()
+        eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
+
+    def archived():
+        with Unmerged():
+            _archived_session()
+
+    total = _cut_each(config, torn, prepare, merge, check, archived)
+    ok(total > 5, "a merge writes")
+    return total
+
+
+@timeout(900)
+def test_a_merge_of_text_indexes_cut_anywhere_searches_the_same_afterwards():
+    _every_config(_merge_matrix)

@@ -9,6 +9,7 @@ from mptest import eq
 from claw_memory import fsutil, terms
 from claw_memory.session import Sessions
 from claw_memory.session import search as search_mod
+from claw_memory.session import tixmerge
 
 D = "/flash/sessions"
 SID = "chat:web:u1:default_01"
@@ -80,6 +81,20 @@ def bm25(docs, query):
                 s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(t) / avg))
         out.append(round(s, 4))
     return out
+
+
+class Unmerged:
+    """Text indexes keep the blocks they were written with (session/tixmerge.py merges none):
+    for tests of what the persist path, a compaction or a search writes before a merge."""
+
+    def __enter__(self):
+        self.settle = tixmerge.settle
+        tixmerge.settle = lambda path, fd: False
+        return self
+
+    def __exit__(self, *exc):
+        tixmerge.settle = self.settle
+        return False
 
 
 class Unkept:

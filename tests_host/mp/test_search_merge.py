@@ -1,0 +1,166 @@
+# History search (issue 26): text indexes merged into blocks of up to 1,024 records
+# (session/tixmerge.py): when a session rests (it leaves the cache, the memory is flushed or
+# closed), when a compaction commits its archive segment, when an index is written again; a
+# compaction of a log whose index is merged; the same answers as the blocks written.
+import os
+
+from mptest import eq, heap, ok
+from search_cases import D, SID, TOPICS, Unmerged
+from search_cases import fresh as _fresh
+from search_cases import texts as _texts
+from search_cases import turn as _turn
+
+from claw_memory.session import Sessions, tix, tixmerge
+
+HEAP = "8M"
+QUERIES = ("boiler Hendrik", "lookup result 17", "violin", "番茄", "noted 3", "turn 21",
+           "Lisbon seat", "carbonara sister", "dentist October")
+
+
+def _sizes(path):
+    return [b.n for b in tix.blocks(path + ".tix")[0]]
+
+
+def _answers(s, sid=SID):
+    return [s.search(q, 6, [sid]) for q in QUERIES]
+
+
+def _fresh_answers(size_limit=10 ** 6):
+    # The answers from indexes written again from the files (merged by then)
+    for name in os.listdir(D):
+        if name.endswith(".tix"):
+            os.remove(D + "/" + name)
+    return _answers(Sessions(D, size_limit=size_limit))
+
+
+def test_close_merges_the_blocks_a_session_was_written_with():
+    dev, s = _fresh(blocks=512)
+    for i in range(60):
+        _turn(s, SID, i, pad="p" * 60)
+    log = s.path(SID)
+    before = _sizes(log)
+    ok(len(before) >= 2 and max(before) <= tix.RECS, "(small blocks as written: %r)" % before)
+    want = _answers(s)
+    s.close()
+    after = _sizes(log)
+    eq(sum(after), 60 * 4, "every record once (the last ones indexed at close)")
+    ok(len(after) < len(before) and max(after) > tix.RECS, "merged: %r" % after)
+    eq(_answers(Sessions(D)), want, "the same answers")
+    ok(os.stat(log + ".tix")[6] < os.stat(log)[6] * 15 // 100, "the index under 15% of its log")
+    dev.unmount()
+
+
+def test_a_session_leaving_the_cache_is_merged_and_one_small_block_waits():
+    # Five sessions through a cache of four: the first leaves it and is merged. A merged
+    # block and one small block after it wait for a second (each merge writes the index whole)
+    dev, s = _fresh(blocks=512)
+    sids = ["chat:web:u%d:default_01" % k for k in range(5)]
+    for i in range(60):
+        _turn(s, sids[0], i)
+    s.flush()
+    sizes = _sizes(s.path(sids[0]))
+    ok(len(sizes) == 1 and sizes[0] > tix.RECS, "flushed: merged (%r)" % sizes)
+    for i in range(60, 90):
+        _turn(s, sids[0], i, pad="p" * 200)  # (more than 8 KiB: a block appended)
+    for k in range(1, 5):
+        _turn(s, sids[k], k)
+    sizes = _sizes(s.path(sids[0]))
+    eq(len(sizes), 2, "left the cache: a merged block and the one appended after: %r" % sizes)
+    ok(sizes[0] > tix.RECS >= sizes[1], "(one of each)")
+    eq(tixmerge.settle(s.path(sids[0]) + ".tix", None), False, "one small block: nothing to do")
+    dev.unmount()
+
+
+def test_a_compaction_of_a_merged_index_answers_as_a_fresh_index():
+    # A log merged at close, then compacted with an archive: its merged blocks split between
+    # the new log's index and the segment's (renumbered a record at a time), the segment's
+    # merged when its compaction commits; the answers are those of indexes written afresh
+    dev, s = _fresh(blocks=512)
+    for i in range(90):
+        _turn(s, SID, i, pad="q" * 40)
+    s.close()
+    log = s.path(SID)
+    ok(max(_sizes(log)) > tix.RECS, "(merged)")
+    s = Sessions(D, size_limit=12000)
+    eq(s.compact(SID), None, "compacted")
+    segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    eq(len(segs), 1, "one segment")
+    eq(len(tix.blocks(segs[0] + ".tix")[0]), 1, "the segment's index merged at its commit")
+    got = _answers(s)
+    ok(all(got[:3]), "found")
+    s.close()
+    eq(got, _fresh_answers(12000), "the same answers as fresh indexes")
+    dev.unmount()
+
+
+def test_a_compaction_without_an_archive_keeps_a_merged_index_true():
+    dev, s = _fresh(blocks=512)
+    for i in range(90):
+        _turn(s, SID, i, pad="q" * 40)
+    s.close()
+    s = Sessions(D, size_limit=12000, archive_limit=0)
+    eq(s.compact(SID), None, "compacted")
+    eq([n for n in os.listdir(D) if ".arc" in n], [], "(no archive)")
+    got = _answers(s)
+    s.close()
+    eq(got, _fresh_answers(12000), "the same answers as fresh indexes")
+    dev.unmount()
+
+
+def test_merged_and_written_blocks_answer_the_same():
+    # The same history indexed as written (small blocks) and merged: every query's hits and
+    # scores are the same (the first pass scores a record the same in either)
+    dev, s = _fresh(blocks=512)
+    with Unmerged():
+        for i in range(70):
+            _turn(s, SID, i, pad="r" * (i % 9) * 20)
+        s.close()
+    small = _answers(Sessions(D))
+    tixmerge.settle_file(s.path(SID))
+    ok(max(_sizes(s.path(SID))) > tix.RECS, "(merged)")
+    eq(_answers(Sessions(D)), small, "the same answers")
+    for t in TOPICS[:4]:
+        word = t.split()[-1]
+        eq(Sessions(D).search(word, 3), Sessions(D).search(word, 3), "(stable)")
+    dev.unmount()
+
+
+@heap("16M")
+def test_a_merge_keeps_blocks_within_their_bounds():
+    # 2,300 records: merged blocks of 1,024 records at most, whole small blocks each
+    dev, s = _fresh(blocks=1024)
+    with Unmerged():
+        for i in range(1150):
+            s.persist(SID, [(1, None, "kiwi %d" % i)])
+            s.persist(SID, [(2, None, "ok %d" % (i % 7))], turn_completed=True)
+        s.close()
+    before = _sizes(s.path(SID))
+    tixmerge.settle_file(s.path(SID))
+    after = _sizes(s.path(SID))
+    eq(sum(after), sum(before), "every record")
+    ok(len(after) == 3 and max(after) <= tix.RECS_MAX, "three merged blocks: %r" % after)
+    for n in (0, 511, 1023, 1149):
+        eq(_texts(s.search("kiwi %d" % n, 1, [SID])), [("user", "kiwi %d" % n)], "kiwi %d" % n)
+    dev.unmount()
+
+
+@heap("16M")
+def test_a_damaged_merged_block_is_written_again():
+    # Its record table overwritten: a search that meets it writes the index again (merged)
+    # and finds what the log holds
+    dev, s = _fresh(blocks=512)
+    for i in range(60):
+        _turn(s, SID, i)
+    s.close()
+    log = s.path(SID)
+    b = tix.blocks(log + ".tix")[0][0]
+    ok(b.n > tix.RECS, "(a merged block)")
+    with open(log + ".tix", "rb") as f:
+        raw = bytearray(f.read())
+    end = b.pos + tix.BH + b.body
+    raw[end - 40 : end] = b"\x85" * 40
+    with open(log + ".tix", "wb") as f:
+        f.write(raw)
+    eq(_texts(Sessions(D).search("boiler Hendrik", 1, [SID]))[0][1][:8], "turn 51:", "found")
+    eq(_sizes(log), [b.n], "written again, merged")
+    dev.unmount()
