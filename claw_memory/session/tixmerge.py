@@ -50,8 +50,10 @@ def settle_file(path, note=None, fd=None):
 def settle(path, fd):
     """Merge runs of the index `path`'s blocks (of the file open as `fd`) into blocks of up
     to tix.RECS_MAX records, when two small blocks or more would merge: the index written
-    again (a cut leaves the old one or the new one whole). Whether it was."""
-    blks, _ = tix.blocks(path)
+    again (a cut leaves the old one or the new one whole). Whether it was. An index that no
+    longer matches its file is left as it is: the merge probes the file again, and would make
+    it match."""
+    blks, _ = tix.blocks(path, fd.seek(0, 2) if fd else -1, fd)
     if not blks:
         return False
     groups = []

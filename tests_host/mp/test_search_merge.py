@@ -164,3 +164,29 @@ def test_a_damaged_merged_block_is_written_again():
     eq(_texts(Sessions(D).search("boiler Hendrik", 1, [SID]))[0][1][:8], "turn 51:", "found")
     eq(_sizes(log), [b.n], "written again, merged")
     dev.unmount()
+
+
+def test_a_stale_index_is_left_stale_not_merged_under_new_probes():
+    # The log rewritten under its index (another program; the same size): the index no longer
+    # matches it, and a merge, which probes the file again for the blocks it writes, must not
+    # make it match (its records would then be read where the log holds others)
+    dev, s = _fresh(blocks=512)
+    with Unmerged():
+        for i in range(40):
+            _turn(s, SID, i)
+        s.close()
+    log = s.path(SID)
+    ok(len(_sizes(log)) >= 2, "(small blocks)")
+    with open(log, "rb") as f:
+        raw = f.read()
+    with open(log, "wb") as f:
+        f.write(raw.replace(b"noted", b"kiwis"))
+    from claw_memory.session import indexer
+
+    with open(log, "rb") as f:
+        eq(indexer.covered(log, len(raw), f), -1, "(stale)")
+    tixmerge.settle_file(log)
+    with open(log, "rb") as f:
+        eq(indexer.covered(log, len(raw), f), -1, "still stale: written again when searched")
+    eq(len(Sessions(D).search("kiwis", 50, [SID])), 40, "every kiwis found")
+    dev.unmount()
