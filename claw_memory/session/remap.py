@@ -34,7 +34,9 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
             open(seg, "rb") if seg else fsutil.Nothing()) as fa:
         merged = (_Merged(out, fn), _Merged(aout, fa))
         for b in blks:
-            if b.n > tix.RECS:
+            # (a merged block of few records can hold ten times a block's postings, which the
+            # Builder would hold as one list: its record lengths' sum bounds them)
+            if b.n > tix.RECS or b.sumdl > tix.POSTS:
                 ok, m = _split(b, m, mv, merged, fi)
                 if not ok:
                     return False

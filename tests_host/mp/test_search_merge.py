@@ -190,3 +190,49 @@ def test_a_stale_index_is_left_stale_not_merged_under_new_probes():
         eq(indexer.covered(log, len(raw), f), -1, "still stale: written again when searched")
     eq(len(Sessions(D).search("kiwis", 50, [SID])), 40, "every kiwis found")
     dev.unmount()
+
+
+def _words(i, n):
+    # `n` words of letters no other record of the test holds (each a distinct term)
+    out = []
+    for j in range(n):
+        v = i * n + j
+        w = ""
+        for _ in range(4):
+            w += "bcdfghjklmnpqrstvwz"[v % 19]
+            v //= 19
+        out.append("zo" + w)
+    return " ".join(out)
+
+
+@heap("16M")
+def test_a_compaction_holds_no_more_postings_of_a_merged_block_than_a_block_holds():
+    # Records of 300 terms each: blocks of a few records, merged into blocks of 60,000 bytes
+    # of postings and fewer than 128 records. A compaction must not gather such a block's
+    # postings in RAM as one list (~20,000 postings: 80 KiB on the board), as it does a small
+    # block's: it splits it as it splits a block of more records, streamed
+    dev, s = _fresh(blocks=1024)
+    for i in range(60):
+        _turn(s, SID, i, tool=False, pad=_words(i, 300))
+    s.close()
+    log = s.path(SID)
+    big = [b for b in tix.blocks(log + ".tix")[0] if b.n <= tix.RECS and b.sumdl > tix.POSTS]
+    ok(big, "(merged blocks of few records and many postings)")
+    most = [0]
+    block = tix.Builder.block
+
+    def counted(bld, end, prb):
+        most[0] = max(most[0], len(bld.posts))
+        return block(bld, end, prb)
+
+    tix.Builder.block = counted
+    try:
+        s = Sessions(D, size_limit=60000)
+        eq(s.compact(SID), None, "compacted")
+    finally:
+        tix.Builder.block = block
+    ok(most[0] <= tix.POSTS, "postings held at once: %d" % most[0])
+    got = _answers(s)
+    s.close()
+    eq(got, _fresh_answers(60000), "the same answers as fresh indexes")
+    dev.unmount()
