@@ -293,6 +293,7 @@ def remove_dead(directory, entries=None):
     for e in read(directory) if entries is None else entries:
         if not e[4]:
             p = seg_path(directory, e[3], e[0])
+            fsutil.remove(p + fmt_.TIX_TMP)  # (a rewrite or merge of its index a cut left)
             fsutil.remove(p + fmt_.TIX)
             fsutil.remove(p)
 

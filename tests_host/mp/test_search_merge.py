@@ -236,3 +236,23 @@ def test_a_compaction_holds_no_more_postings_of_a_merged_block_than_a_block_hold
     s.close()
     eq(got, _fresh_answers(60000), "the same answers as fresh indexes")
     dev.unmount()
+
+
+def test_a_merge_cut_in_a_segment_leaves_nothing_once_the_session_is_deleted():
+    # A cut while a segment's index was merged (on LittleFS: its `.tix.tmp` written in part)
+    # leaves the `.tmp` beside the segment; the segment's files go with it
+    dev, s = _fresh(blocks=512)
+    for i in range(90):
+        _turn(s, SID, i, pad="q" * 40)
+    s.close()
+    s = Sessions(D, size_limit=12000)
+    eq(s.compact(SID), None, "compacted")
+    seg = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")][0]
+    with open(seg + ".tix.tmp", "wb") as f:
+        f.write(tix.MAGIC + b"TB")
+    s.close()
+    s = Sessions(D)
+    ok(s.delete(SID), "deleted")
+    s.close()
+    eq([n for n in os.listdir(D) if ".arc" in n], [], "no file of its segments left")
+    dev.unmount()
