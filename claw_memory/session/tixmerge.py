@@ -6,9 +6,11 @@
 # to tix.RECS_MAX records, and a query reads a few blocks a file instead of ten or twenty
 # (the board set's index: 14% of its history merged, 16.6% not). A merge streams: it walks
 # the key space in 64 ranges (a key's top tix.BITS_MIN bits, every block's bucket unit), each
-# range's postings of every part gathered, sorted and written, so that it needs a few KiB of
-# heap whatever the block's size; it walks them twice, first for the sizes of the buckets
-# (whose directory comes before the postings), then for the bytes.
+# range's postings of every part gathered, sorted and written, so that it holds one range's
+# postings, not the block's (4 bytes a posting: a few KiB, up to ~20 KiB when a range holds
+# terms of most records; a MemoryError leaves the index as it was); it walks them twice,
+# first for the sizes of the buckets (whose directory comes before the postings), then for
+# the bytes.
 #
 # When: a session's log when it leaves the cache or the memory is flushed or closed, once two
 # small blocks or more would merge (not at every block appended: each merge writes the index

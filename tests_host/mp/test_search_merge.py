@@ -256,3 +256,26 @@ def test_a_merge_cut_in_a_segment_leaves_nothing_once_the_session_is_deleted():
     s.close()
     eq([n for n in os.listdir(D) if ".arc" in n], [], "no file of its segments left")
     dev.unmount()
+
+
+def test_a_rare_term_far_apart_in_a_merged_block_scores_as_bm25():
+    # "zebra" in records 10 and 900 of one merged block: its postings' gap needs two bytes,
+    # and its document frequency is 2, not their byte length (the scores are BM25's)
+    from search_cases import bm25
+
+    dev, s = _fresh(blocks=512)
+    texts = []
+    with Unmerged():
+        for n in range(500):
+            t = "kiwi %s n%d" % ("zebra" if n in (5, 450) else "plum", n)
+            s.persist(SID, [(1, None, t)])
+            s.persist(SID, [(2, None, "ok")], turn_completed=True)
+            texts += [t, "ok"]
+        s.close()
+    tixmerge.settle_file(s.path(SID))
+    ok(_sizes(s.path(SID))[0] > 900, "(one merged block holds both)")
+    scores = bm25(texts, "zebra kiwi")
+    best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:3]
+    eq([(h["text"], h["score"]) for h in Sessions(D).search("zebra kiwi", 3, [SID])],
+       [(texts[i], scores[i]) for i in best], "BM25's scores")
+    dev.unmount()
