@@ -25,6 +25,21 @@ def _answers(s, sid=SID):
     return [s.search(q, 6, [sid]) for q in QUERIES]
 
 
+def _named(path):
+    # ([(offset, length)] the index of `path` names, [(offset, length)] of the file's lines)
+    with open(path + ".tix", "rb") as f:
+        named = [(off, ln) for b in tix.blocks(path + ".tix")[0] for off, ln, _ in b.records(f)]
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = []
+    at = 0
+    while at < len(data):
+        end = data.index(b"\n", at) + 1
+        lines.append((at, end - at))
+        at = end
+    return named, lines
+
+
 def _fresh_answers(size_limit=10 ** 6):
     # The answers from indexes written again from the files (merged by then)
     for name in os.listdir(D):
@@ -86,6 +101,9 @@ def test_a_compaction_of_a_merged_index_answers_as_a_fresh_index():
     segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
     eq(len(segs), 1, "one segment")
     eq(len(tix.blocks(segs[0] + ".tix")[0]), 1, "the segment's index merged at its commit")
+    for path in (log, segs[0]):  # (as the compaction wrote them: not made again by a search)
+        named, lines = _named(path)
+        eq(named, lines, "%s: its index names its records" % path[-12:])
     got = _answers(s)
     ok(all(got[:3]), "found")
     s.close()
