@@ -69,7 +69,7 @@ TESTS = {
     "session/": _SESSION,
     "session/sessions": _SESSION + [_MP + "test_lifecycle_powercut.py", _MP + "test_session_faults.py", _LLM_MP,
                                     _MP + "test_incognito.py", _MP + "test_search.py",
-                                    _MP + "test_search_edges.py"],
+                                    _MP + "test_search_edges.py", _MP + "test_search_merge.py"],
     "session/restore": ["tests_host/test_cli.py", "tests_host/test_bundle_fields.py"],
     "session/recatalog": ["tests_host/test_cli.py", _MP + "test_search_powercut.py"],
     "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py", _MP + "test_search_edges.py"],

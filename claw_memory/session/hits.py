@@ -22,9 +22,10 @@ K1 = 1.2
 B = 0.75
 FAR = const(0x100000)  # a match whose postings are in the index, not in the pool
 _WIN = const(128)  # a block's records scored at once (a merged block holds up to 1,024)
-# bytes of postings beyond the pool read for a window: its 128 postings of 2 bytes at most
-# (ordinals below 1,024), and the next one
-_WIN_READ = const(258)
+# bytes of postings beyond the pool read for a window: the gap to its first posting (2 bytes
+# at most: ordinals are below 1,024), the gaps within it (under 128: one byte each), the
+# gap to the next one's (2)
+_WIN_READ = const(131)
 _MATCHES = const(16)  # a block's matches at most: one a query term (search.TERMS_MAX)
 
 

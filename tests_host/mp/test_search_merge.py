@@ -40,6 +40,26 @@ def _named(path):
     return named, lines
 
 
+def _stray(path):
+    # (block, ordinal) of the postings of the index of `path` that name no record of their
+    # block (a query skips them: only a look at the bytes shows them)
+    import struct
+
+    from claw_memory.session import remap
+
+    out = []
+    with open(path + ".tix", "rb") as f:
+        for b in tix.blocks(path + ".tix")[0]:
+            size = b.postings_size(f)
+            f.seek(b.dir)
+            raw = f.read(size)
+            d0 = 2 * ((1 << b.bits) + 1)
+            for bk in range(1 << b.bits):
+                for tag, p in remap._bucket_terms(raw, d0, bk):
+                    out += [(b.pos, o) for o in tix.postings(p) if o >= b.n]
+    return out
+
+
 def _fresh_answers(size_limit=10 ** 6):
     # The answers from indexes written again from the files (merged by then)
     for name in os.listdir(D):
@@ -104,6 +124,7 @@ def test_a_compaction_of_a_merged_index_answers_as_a_fresh_index():
     for path in (log, segs[0]):  # (as the compaction wrote them: not made again by a search)
         named, lines = _named(path)
         eq(named, lines, "%s: its index names its records" % path[-12:])
+        eq(_stray(path), [], "%s: every posting names one of its block's records" % path[-12:])
     got = _answers(s)
     ok(all(got[:3]), "found")
     s.close()
@@ -296,4 +317,27 @@ def test_a_rare_term_far_apart_in_a_merged_block_scores_as_bm25():
     best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)[:3]
     eq([(h["text"], h["score"]) for h in Sessions(D).search("zebra kiwi", 3, [SID])],
        [(texts[i], scores[i]) for i in best], "BM25's scores")
+    dev.unmount()
+
+
+def test_a_merge_ending_in_a_short_block_probes_the_merged_range():
+    # The last block covers one short record (under the 256 bytes a probe hashes): the merged
+    # block's probe hashes the 256 bytes before its end, as a reader checks it (a probe of the
+    # last block's range alone would make the merged index stale at once)
+    dev, s = _fresh(blocks=512)
+    with Unmerged():
+        for i in range(40):
+            _turn(s, SID, i)
+        s.flush()
+        s.persist(SID, [(1, None, "ok")])
+        s.persist(SID, [(2, None, "k")], turn_completed=True)
+        s.close()
+    log = s.path(SID)
+    blks = tix.blocks(log + ".tix")[0]
+    ok(blks[-1].end - blks[-1].start < 256 and len(blks) > 1, "(a short last block)")
+    tixmerge.settle_file(log)
+    with open(log, "rb") as f:
+        size = f.seek(0, 2)
+        merged, _ = tix.blocks(log + ".tix", size, f)
+    ok(merged and len(merged) == 1, "merged, and it matches its log")
     dev.unmount()
