@@ -341,3 +341,21 @@ def test_a_merge_ending_in_a_short_block_probes_the_merged_range():
         merged, _ = tix.blocks(log + ".tix", size, f)
     ok(merged and len(merged) == 1, "merged, and it matches its log")
     dev.unmount()
+
+
+def test_a_segment_is_merged_when_its_compaction_commits():
+    # A log of small blocks compacted into the archive: the segment's index, made of the
+    # blocks' parts, is merged once (nothing is ever appended to a segment)
+    dev, s = _fresh(blocks=512)
+    with Unmerged():
+        for i in range(90):
+            _turn(s, SID, i, pad="q" * 40)
+        s.close()
+    ok(len(_sizes(s.path(SID))) > 2, "(small blocks)")
+    s = Sessions(D, size_limit=12000)
+    eq(s.compact(SID), None, "compacted")
+    segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    sizes = _sizes(segs[0])
+    ok(len(sizes) == 1 and sizes[0] > tix.RECS, "the segment's index merged: %r" % sizes)
+    eq(_named(segs[0])[0], _named(segs[0])[1], "its records")
+    dev.unmount()
