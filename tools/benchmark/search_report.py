@@ -143,7 +143,13 @@ def cost_tables(r, out):
         "metadata: several KiB a name in a folder of many files) and a walk of its skip-list at each "
         "seek, the text index is read in the pieces a query needs (a block's header, lengths and "
         "bucket directory, the query's terms' postings, a candidate's record-table entry) and the "
-        "candidates' records are read whole (the hits' text is verified against them).")
+        "candidates' records are read whole (the hits' text is verified against them). A lookup "
+        "reads the folder's metadata log, which every commit in the folder lengthens (an append "
+        "to a log, a rename) until littlefs compacts it: the same queries cost more or less to "
+        "look up by when that last happened (60 appends to the board set's logs doubled what "
+        "opening each of its files costs). The figures are taken after the memory was closed "
+        "and opened again; the close merged each session's text index (session/tixmerge.py: "
+        "three commits each), which the lookups include.")
     for layout in ("board", "chats"):
         w = (c64.get(layout) or {}).get("scopes", {}).get("chat", {}).get("reads")
         if w:
