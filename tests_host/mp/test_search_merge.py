@@ -196,8 +196,8 @@ def test_a_damaged_merged_block_is_written_again():
     ok(b.n > tix.RECS, "(a merged block)")
     with open(log + ".tix", "rb") as f:
         raw = bytearray(f.read())
-    end = b.pos + tix.BH + b.body
-    raw[end - 40 : end] = b"\x85" * 40
+        table = b.dir + b.postings_size(f)  # (its first entries: every candidate's lookup)
+    raw[table : table + 40] = b"\x85" * 40
     with open(log + ".tix", "wb") as f:
         f.write(raw)
     eq(_texts(Sessions(D).search("boiler Hendrik", 1, [SID]))[0][1][:8], "turn 51:", "found")
