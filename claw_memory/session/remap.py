@@ -97,7 +97,7 @@ def _split(b, m, mv, merged, fi):
                 s[1].append(dls[j])
                 if s[3] < 0:
                     s[3] = s[4] = to
-                tixmerge.entry(s[2], to - s[4], ln, k)
+                tix.entry(s[2], to - s[4], ln, k)
                 s[4] = to + ln
                 s[5] += tix.unquant(dls[j])
         m = next(mv, None)

@@ -85,6 +85,14 @@ def unquant(q):
     return x
 
 
+def entry(table, gap, ln, k):
+    """Append a record-table entry: the record's `gap` from the one before (mostly 0:
+    records are back to back), its length with its newline and its type."""
+    varint(table, ln << 3 | (k - 1) << 1 | (1 if gap else 0))
+    if gap:
+        varint(table, gap)
+
+
 def varint(out, v):
     while v > 127:
         out.append(v & 127 | 128)
@@ -155,10 +163,7 @@ class Builder:
         """The record-table entry alone (remap: the postings are copied or refiltered)."""
         if self.start < 0:
             self.start = self.at = off
-        gap = off - self.at
-        varint(self.recs, ln << 3 | (kind - 1) << 1 | (1 if gap else 0))
-        if gap:  # (records are mostly back to back)
-            varint(self.recs, gap)
+        entry(self.recs, off - self.at, ln, kind)
         self.at = off + ln
         self.dls.append(q)
         self.sumdl += unquant(q)

@@ -44,7 +44,7 @@ def settle_file(path, note=None, fd=None):
             with open(path, "rb") as fd:
                 settle(path + fmt_.TIX, fd)
     except Exception as e:  # noqa: BLE001 -- derived: a search reads it as it is
-        fsutil.remove(path + fmt_.TIX + fsutil.TMP)
+        fsutil.remove(path + fmt_.TIX_TMP)
         if note:
             note("text index of %s not merged: %r" % (path, e))
 
@@ -111,18 +111,10 @@ def _group(out, f, fd, g):
         dls += b.head(f)[0]
         sumdl += b.sumdl
         for off, ln, k in b.records(f):
-            entry(table, off - at, ln, k)
+            tix.entry(table, off - at, ln, k)
             at = off + ln
     end = g[-1].end
     write(out, f, parts, dls, table, g[0].start, end, tix.probe(fd, end, g[0].start), sumdl)
-
-
-def entry(table, gap, ln, k):
-    """Append a record-table entry: the record's `gap` from the one before, its length and
-    type."""
-    tix.varint(table, ln << 3 | (k - 1) << 1 | (1 if gap else 0))
-    if gap:
-        tix.varint(table, gap)
 
 
 def write(out, f, parts, dls, table, start, end, prb, sumdl):
