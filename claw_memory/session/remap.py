@@ -198,10 +198,4 @@ def _bucket_terms(raw, d0, b):
     """(tag, postings bytes) of each term of bucket `b` in `raw`, a block's bucket directory
     (`d0` bytes) and postings."""
     a, z = struct.unpack_from("<HH", raw, 2 * b)
-    i = d0 + a
-    z += d0
-    while i < z:
-        tag = raw[i] | raw[i + 1] << 8
-        size, j = tix.term_span(raw, i + 2, tag)
-        yield tag, raw[j : j + size]
-        i = j + size
+    return tix.bucket_terms(raw, d0 + a, d0 + z)

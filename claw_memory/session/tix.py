@@ -324,6 +324,18 @@ def term_span(raw, i, tag):
     return unvarint(raw, i)
 
 
+def bucket_terms(raw, i, end):
+    """(tag, postings bytes) of each term of raw[i:end], a run of a block's buckets;
+    ValueError when its terms do not end where the run does (a damaged index)."""
+    while i < end:
+        tag = raw[i] | raw[i + 1] << 8
+        size, j = term_span(raw, i + 2, tag)
+        i = j + size
+        yield tag, raw[j:i]
+    if i != end:
+        raise ValueError(_DAMAGED)
+
+
 def postings(raw):
     """The record ordinals of one term's postings bytes."""
     out = []

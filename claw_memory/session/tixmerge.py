@@ -179,24 +179,13 @@ def _terms(f, parts, dirs, r):
         for bk in range(lo, (r + 1) << shift):
             i = struct.unpack_from("<H", d, 2 * bk)[0] - a
             e = struct.unpack_from("<H", d, 2 * bk + 2)[0] - a
-            while i < e:
-                tag = raw[i] | raw[i + 1] << 8
-                ln, j = tix.term_span(raw, i + 2, tag)
-                i = j + ln
+            for tag, p in tix.bucket_terms(raw, i, e):
                 key = (bk << kb | tag & mask) << 10
-                o = -1
-                while j < i:
-                    x = raw[j]
-                    j += 1
-                    if x > 127:
-                        x, j = tix.unvarint(raw, j - 1)
-                    o += x + 1
+                for o in tix.postings(p):
                     if renum is None:
                         got.append(key | base + o)
                     elif renum[o] != DROP:
                         got.append(key | renum[o])
-            if i != e:
-                raise ValueError("text index damaged")
     got.sort()
     i = 0
     k = len(got)
