@@ -25,6 +25,19 @@ def _answers(s, sid=SID):
     return [s.search(q, 6, [sid]) for q in QUERIES]
 
 
+def _written(turns, pad="", after=None):
+    # A session of `turns` turns whose text index keeps the blocks it was written with
+    # (`after(s)`: more before its close): (device, its Sessions, its log's path)
+    dev, s = _fresh(blocks=512)
+    with Unmerged():
+        for i in range(turns):
+            _turn(s, SID, i, pad=pad)
+        if after is not None:
+            after(s)
+        s.close()
+    return dev, s, s.path(SID)
+
+
 def _named(path):
     # ([(offset, length)] the index of `path` names, [(offset, length)] of the file's lines)
     with open(path + ".tix", "rb") as f:
@@ -209,12 +222,7 @@ def test_a_stale_index_is_left_stale_not_merged_under_new_probes():
     # The log rewritten under its index (another program; the same size): the index no longer
     # matches it, and a merge, which probes the file again for the blocks it writes, must not
     # make it match (its records would then be read where the log holds others)
-    dev, s = _fresh(blocks=512)
-    with Unmerged():
-        for i in range(40):
-            _turn(s, SID, i)
-        s.close()
-    log = s.path(SID)
+    dev, s, log = _written(40)
     ok(len(_sizes(log)) >= 2, "(small blocks)")
     with open(log, "rb") as f:
         raw = f.read()
@@ -324,15 +332,12 @@ def test_a_merge_ending_in_a_short_block_probes_the_merged_range():
     # The last block covers one short record (under the 256 bytes a probe hashes): the merged
     # block's probe hashes the 256 bytes before its end, as a reader checks it (a probe of the
     # last block's range alone would make the merged index stale at once)
-    dev, s = _fresh(blocks=512)
-    with Unmerged():
-        for i in range(40):
-            _turn(s, SID, i)
+    def short(s):
         s.flush()
         s.persist(SID, [(1, None, "ok")])
         s.persist(SID, [(2, None, "k")], turn_completed=True)
-        s.close()
-    log = s.path(SID)
+
+    dev, s, log = _written(40, after=short)
     blks = tix.blocks(log + ".tix")[0]
     ok(blks[-1].end - blks[-1].start < 256 and len(blks) > 1, "(a short last block)")
     tixmerge.settle_file(log)
@@ -346,12 +351,8 @@ def test_a_merge_ending_in_a_short_block_probes_the_merged_range():
 def test_a_segment_is_merged_when_its_compaction_commits():
     # A log of small blocks compacted into the archive: the segment's index, made of the
     # blocks' parts, is merged once (nothing is ever appended to a segment)
-    dev, s = _fresh(blocks=512)
-    with Unmerged():
-        for i in range(90):
-            _turn(s, SID, i, pad="q" * 40)
-        s.close()
-    ok(len(_sizes(s.path(SID))) > 2, "(small blocks)")
+    dev, s, log = _written(90, pad="q" * 40)
+    ok(len(_sizes(log)) > 2, "(small blocks)")
     s = Sessions(D, size_limit=12000)
     eq(s.compact(SID), None, "compacted")
     segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
