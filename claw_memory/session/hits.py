@@ -94,13 +94,12 @@ def _hits(q, file, cands, out, limit, max_chars):
             while j < len(cands) and cands[j][3] == c[3]:
                 j += 1
             f.seek(c[3])
-            want = sorted(x[4] for x in cands[i:j])
+            last = max(x[4] for x in cands[i:j])
             try:
-                for o, rec in enumerate(tix.Block(f.read(tix.BH), c[3]).records(f, want[-1] + 1)):
-                    if o in want:
-                        for x in cands[i:j]:
-                            if x[4] == o:
-                                recs.append(rec + (x[0], x[1]))
+                for o, rec in enumerate(tix.Block(f.read(tix.BH), c[3]).records(f, last + 1)):
+                    for x in cands[i:j]:
+                        if x[4] == o:
+                            recs.append(rec + (x[0], x[1]))
             except (ValueError, IndexError):
                 raise Stale(path)  # (its record table damaged: the index is made again)
             i = j
