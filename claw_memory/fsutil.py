@@ -7,6 +7,8 @@
 # replaces whole files through `X.tmp` + rename so a power cut leaves the old or the new file.
 
 import os
+from array import array
+from binascii import crc32
 
 from ._compat import EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, const
 
@@ -80,15 +82,25 @@ def is_dir(path):
 
 # Writes (and removals, renames) made through this module so far: a Sessions takes what it
 # checked of a session's files as true while this count has not moved (sessions._open).
-# Every write of the library's files goes through here (archive.finish counts its renames).
-# (Counted inline, not by a function: each function of a module is heap once imported.)
+# Every write of the library's files goes through here (archive.finish and compact tell
+# theirs: wrote()).
 writes = 0
+# The CRC-32s of the paths of the last _RING writes (write n at n % _RING): what changed
+# since a count, for the files a search keeps open (session/held.py).
+_RING = const(16)
+ring = array("I", bytes(4 * _RING))
+
+
+def wrote(path):
+    """Count a write (or removal, rename over) of `path`."""
+    global writes
+    ring[writes % _RING] = crc32(path.encode())
+    writes += 1
 
 
 def remove(path):
     """Remove a file; True if it existed. Other errors than 'not found' propagate."""
-    global writes
-    writes += 1
+    wrote(path)
     try:
         os.remove(path)
         return True
@@ -105,8 +117,7 @@ def makedirs(path):
     parent = path.rsplit("/", 1)[0]
     if parent and parent != path:
         makedirs(parent)
-    global writes
-    writes += 1
+    wrote(path)
     try:
         os.mkdir(path)
     except OSError:
@@ -123,8 +134,7 @@ def write_all(f, data):
 def append(path, data):
     """Append `data` (bytes, or a callable given the open file and the start offset) and
     close; returns the offset where it starts. Nothing is durable before the close."""
-    global writes
-    writes += 1
+    wrote(path)
     with open(path, "ab") as f:
         start = f.seek(0, 2)
         if callable(data):
@@ -137,8 +147,7 @@ def append(path, data):
 def write_at(path, offset, data):
     """Write `data` at `offset` of the existing file `path` (over what is there) and close;
     nothing is durable before the close, and on FAT a cut can leave part of it."""
-    global writes
-    writes += 1
+    wrote(path)
     with open(path, "r+b") as f:
         f.seek(offset)
         write_all(f, data)
@@ -147,8 +156,7 @@ def write_at(path, offset, data):
 def write_file(path, data):
     """Create or overwrite `path` directly (for files that do not exist yet, or whose old
     contents may be lost by a power cut: littlefs keeps them until the close, FAT does not)."""
-    global writes
-    writes += 1
+    wrote(path)
     with open(path, "wb") as f:
         write_all(f, data)
 
@@ -157,7 +165,8 @@ def replace(path, data):
     """Atomically replace `path`: write `path.tmp` (bytes, or a callable given the open
     file), close it, rename it over `path`."""
     tmp = path + TMP
-    write_tmp(path, data)  # (counted: the rename follows it)
+    write_tmp(path, data)
+    wrote(path)
     os.rename(tmp, path)
 
 
@@ -165,8 +174,7 @@ def write_tmp(path, data):
     """Write the complete `path.tmp` for a later rename or journal commit (a callable is
     given a Buffered file: writers read other files between their writes)."""
     out = Buffered() if callable(data) else None  # before the file: no empty tmp on MemoryError
-    global writes
-    writes += 1
+    wrote(path + TMP)
     with open(path + TMP, "wb") as f:
         if out is not None:
             out.f = f
@@ -233,11 +241,11 @@ def commit(journal, paths):
 
     The empty journal file is created only after every tmp file is complete and closed, so
     its existence is the commit point; `recover` finishes the renames after a power cut."""
-    global writes
-    writes += 1
+    wrote(journal)
     with open(journal, "wb"):
         pass
     for p in paths:
+        wrote(p)
         os.rename(p + TMP, p)
     remove(journal)
 
@@ -248,7 +256,6 @@ def recover(paths, journal=None, valid=None):
     Committed journal: every tmp is renamed into place. Otherwise a tmp is adopted only when
     its target is missing (a cut inside FAT's remove-then-rename) and `valid(tmp)` accepts it;
     any other tmp is an unfinished write and is removed."""
-    global writes
     committed = journal is not None and exists(journal)
     adopted = False
     for p in paths:
@@ -256,7 +263,7 @@ def recover(paths, journal=None, valid=None):
         if not exists(tmp):
             continue
         if committed or (not exists(p) and (valid is None or valid(tmp))):
-            writes += 1
+            wrote(p)
             os.rename(tmp, p)
             adopted = True
         else:

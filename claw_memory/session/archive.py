@@ -282,7 +282,7 @@ def finish(directory, log_name):
     log = directory + "/" + log_name
     for p in (directory + "/" + CATALOG, log + fmt_.TIX, log + fmt_.IDX, log):
         if fsutil.exists(p + fmt_.TMP):
-            fsutil.writes += 1  # (sessions._open: a log and its index renamed)
+            fsutil.wrote(p)  # (sessions._open, search's held files: renamed over)
             os.rename(p + fmt_.TMP, p)
     remove_dead(directory)
     fsutil.remove(directory + "/" + JOURNAL)

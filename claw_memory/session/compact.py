@@ -169,6 +169,7 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         archive.begin(d, name, n)
         segment = archive.seg_path(d, name, n)
         out = fsutil.Buffered()
+        fsutil.wrote(segment)
         with open(segment, "wb") as f:
             out.f = f
             _segment(out, log, st, plan, cut_off)
@@ -235,6 +236,8 @@ def _text_indexes(log, st, plan, cut_off, segment, limit):
 
     arch = segment is not None
     aout = fsutil.Buffered() if arch else None
+    if arch:
+        fsutil.wrote(segment + fmt_.TIX)
     try:
         with open(log + fmt_.TIX_TMP, "wb") as f, (
                 open(segment + fmt_.TIX, "wb") if arch else fsutil.Nothing()) as af:

@@ -13,7 +13,7 @@
 
 from array import array
 
-from .. import fsutil, text
+from .. import text
 from .._compat import ENOENT, const
 from . import format as fmt_
 from . import indexer, tix
@@ -82,7 +82,8 @@ def _hits(q, file, cands, out, limit, max_chars):
     sid, path, archived = file[:3]
     qh = q.qh
     recs = []  # (offset, length, type, score, order) of this file's candidates
-    with q.take(path + fmt_.TIX) if cands[-1][3] >= 0 else fsutil.Nothing() as f:
+    f = q.take(path + fmt_.TIX) if cands[-1][3] >= 0 else None
+    try:
         i = 0
         while i < len(cands):
             c = cands[i]
@@ -103,7 +104,11 @@ def _hits(q, file, cands, out, limit, max_chars):
             except (ValueError, IndexError):
                 raise Stale(path)  # (its record table damaged: the index is made again)
             i = j
-    with q.take(path) as lf:
+    finally:
+        if f is not None:
+            q.held.give(f)
+    lf = q.take(path)
+    try:
         size = lf.seek(0, 2)
         for off, ln, k, score, order in recs:
             got, rec = indexer.read_record(lf, off, ln, q.max_record) if (
@@ -123,6 +128,8 @@ def _hits(q, file, cands, out, limit, max_chars):
             rec = None
             out.sort(key=lambda r: (r[0], r[1]), reverse=True)
             del out[limit:]
+    finally:
+        q.held.give(lf)
 
 
 
@@ -183,7 +190,7 @@ def _score(q, top, bad):
                     far = v & FAR
                     if far:
                         try:
-                            f, open_fi = _reopen(f, open_fi, fi, kept)
+                            f, open_fi = _reopen(q, f, open_fi, fi, kept)
                             if dls is None:
                                 f.seek(q.bpos[j])
                                 dls = tix.Block(f.read(tix.BH), q.bpos[j]).head(f)[0]
@@ -231,7 +238,7 @@ def _score(q, top, bad):
             m += k
     finally:
         if f is not None:
-            f.close()
+            q.held.give(f)
         kept.close()
     nq = len(q.qh)
     for t in range(len(q.toff)):
@@ -272,11 +279,11 @@ def rest(q, top):
     return top.items
 
 
-def _reopen(f, open_fi, fi, kept):
+def _reopen(q, f, open_fi, fi, kept):
     if open_fi != fi:
         if f is not None:
-            f.close()
-        f = open(kept.get(fi)[1] + fmt_.TIX, "rb")
+            q.held.give(f)
+        f = q.take(kept.get(fi)[1] + fmt_.TIX)
     return f, fi
 
 

@@ -23,14 +23,11 @@
 # fails after the first pass, its candidates may have taken the places of others: the second
 # pass scores again without it, and an answer short of `limit` after the candidates' check
 # runs the query again without it, six times at most).
-# Cost: littlefs looks a name up by reading its folder (several KiB in a folder of many files),
-# so each file is opened once per pass that needs it (the log and its index in the first, an
-# index in the second only for postings beyond the pool, both again for the candidates only,
-# unless they are among the last _HELD files with matches the first pass kept open), and a
-# file is opened without a stat first.
-# Heap: up to _HELD open files (on littlefs each with its 128-byte cache; MicroPython's FatFs
-# is built FF_FS_TINY: its files share the volume's sector buffer),
-# the pool, 9 bytes per block with matches and 8 per term match, 10 per file with
+# Cost: littlefs looks a name up by reading its folder (5 to 30 KiB in a folder of tens of
+# files), so the files a query opens are kept open for the next (session/held.py), a log
+# found to match its index is not opened again for that, and a file is opened without a
+# stat first.
+# Heap: the files held.py keeps open, the pool, 9 bytes per block with matches and 8 per term match, 10 per file with
 # matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
 # changed meanwhile reruns the query), 14 bytes and one per query term per record scored
@@ -55,7 +52,6 @@ LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
 _KEEP = const(4096)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
 _AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
-_HELD = const(4)  # files the first pass keeps open for the second (a log and its index: 2)
 
 
 def query_hashes(query):
@@ -72,6 +68,7 @@ def query_hashes(query):
 
 def run(sessions, query, limit, ids, skipped=None):
     """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
+    from .held import Held
     from .listing import search_files, search_scope
 
     if not isinstance(query, str):
@@ -79,23 +76,32 @@ def run(sessions, query, limit, ids, skipped=None):
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
         raise ValueError("limit must be 1..%d" % LIMIT_MAX)
     sessions._settle()
+    # (kept from one query to the next where only this program writes the folder)
+    keep = sessions._held is not None or sessions.private()
+    held = sessions._held or Held()
+    if keep:
+        sessions._held = held
     try:
         scope = search_scope(sessions, ids)  # (read once: the passes list the files again)
         return search(lambda: search_files(sessions, scope), query, limit,
                       sessions.max_message_chars, sessions.max_record_bytes, sessions._note,
-                      skipped)
+                      skipped, held)
     finally:
+        held.end(keep)
+        if not keep:
+            held.close()
         for st in sessions._cache.values():
             st.tix_end = -1  # a search may have indexed a log
 
 
-def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
+def search(files, query, limit, max_chars, max_record, note, skipped, held):
     """Hits best first in `files`, a function returning an iterable of (session id, path,
     archived, end, order, being written, check) (`end`: where the file's records end, -1:
     its size; `order`: its place in time, larger is newer; a log being written may keep up to
     TAIL bytes out of its index; `check`: compare its index with it first, else trust it);
     each hit a dict: session, role, text, score, archived, offset. A file that cannot be read
-    is passed to `note` and its session id appended to the list `skipped` (once)."""
+    is passed to `note` and its session id appended to the list `skipped` (once); `held`:
+    a held.Held, the files it keeps open."""
     qh = query_hashes(query)
     if not qh:
         return []
@@ -108,12 +114,9 @@ def search(files, query, limit, max_chars, max_record, note=None, skipped=None):
     again = _AGAIN
     while tries:
         lost = []  # (this run's: a file an earlier run could not read may read now)
-        q = _Query(qh, max_record, files, note, lost, exclude, again > 0)
+        q = _Query(qh, max_record, files, note, lost, exclude, again > 0, held)
         try:
-            try:
-                hits = q.run(limit, max_chars)
-            finally:
-                q.shut()  # (before a stale index is removed: FatFs frees an open file's clusters)
+            hits = q.run(limit, max_chars)
         except Stale as e:
             tries -= 1
             if e.args[0] is not None:
@@ -137,8 +140,9 @@ def _report(skipped, exclude, lost):
 
 
 class _Query:
-    def __init__(self, qh, max_record, files, note, skipped, exclude, again):
+    def __init__(self, qh, max_record, files, note, skipped, exclude, again, held):
         self.qh = qh
+        self.held = held
         self.exclude = exclude
         self.again = again  # whether it may run again without a file that failed (lost())
         self.dropped = False  # a file's candidates dropped in their check
@@ -176,35 +180,10 @@ class _Query:
         self.tlen = array("I")
         self.tkdl = array("I")
         self.ttf = bytearray()
-        self.held = []  # [path, open file]: the last files with matches, for the second pass
-
-    def hold(self, path, f):
-        """Keep `f`, `path` open, for take(): the second pass reads the candidates' files
-        again, and with thousands of sessions each open looks its name up through hundreds of
-        KiB of the folder's metadata (the newest files are kept: a chat's current session,
-        read last, holds most of the best records)."""
-        self.held.append((path, f))
-        if len(self.held) > _HELD:
-            self.held.pop(0)[1].close()
 
     def take(self, path):
-        """The file `path` open for reading, from hold() when it was kept (its position
-        anywhere: the caller seeks)."""
-        f = self._pop(path)
-        return open(path, "rb") if f is None else f
-
-    def _pop(self, path):
-        # (the file hold() kept for `path`, no longer kept; None)
-        for i, (p, f) in enumerate(self.held):
-            if p == path:
-                del self.held[i]
-                return f
-        return None
-
-    def shut(self):
-        """Close what hold() kept."""
-        while self.held:
-            self.held.pop()[1].close()
+        """`path` open for the candidates' pass (held.Held.open: give it back to self.held)."""
+        return self.held.open(path)
 
     def run(self, limit, max_chars):
         for i, file in enumerate(self.files()):
@@ -277,14 +256,19 @@ class _Query:
 
     def _file(self, file, place):
         # `check`: compare the index's last probe with the file (a log another program may
-        # have rewritten); a segment, or a log whose index this program just wrote, is
-        # trusted (a stale one shows when a candidate's record is read: Stale).
+        # have rewritten); a segment, or a log whose index this program just wrote or found
+        # matching it (nothing written since: held.py), is trusted (a stale one shows when a
+        # candidate's record is read: Stale).
         path, end, tail, check = file[1], file[3], TAIL if file[5] else 0, file[6]
         fi = len(self.kept)
         marks = self._mark()
         lf = None
+        known = self.held.checked(path) if check else -1
+        if known >= 0:
+            check = False
+            end = known
         if check or end < 0:
-            lf = fsutil.open_existing(path)
+            lf = self.held.open(path, True)
             if lf is None:  # a session the chat map names that has no turn yet
                 return
         found = False
@@ -293,22 +277,21 @@ class _Query:
                 end = lf.seek(0, 2)
             at = self._blocks(path, lf if check else None, fi)
             if (at < 0 or end - at > tail) and self._index(path, end):
-                self._undo(marks)  # (_index let go of the index kept open: it wrote it)
+                self._undo(marks)
                 at = self._blocks(path, None, fi)
                 if at < 0:
                     raise Stale(path)  # (not after a fresh write: the file changed meanwhile)
+            if check and at >= 0:
+                self.held.check(path, end)
             at = max(at, 0)  # (not indexed, on a full flash: every record from its text)
             if at < end:
                 if lf is None:
-                    lf = open(path, "rb")
+                    lf = self.held.open(path)
                 self._tail(fi, lf, at, end)
             found = len(self.bpos) > marks[0] or len(self.toff) > marks[2]
         finally:
             if lf is not None:
-                if found and self.keep:
-                    self.hold(path, lf)
-                else:
-                    lf.close()
+                self.held.give(lf)
         if found:
             self.kept.append(place)
             self.korder.append(file[4])
@@ -323,7 +306,6 @@ class _Query:
         # wrote programmed 24 MB trying each of its 2,000 sessions in turn).
         if self.full:
             return False
-        self._drop(path + fmt_.TIX)  # (kept open by _blocks: written now)
         try:
             indexer.update(path, self.max_record, end)
             return True
@@ -358,10 +340,9 @@ class _Query:
         -1 when it is damaged or (with `lf`, the data open) does not match the data (nothing
         of it kept)."""
         marks = self._mark()
-        f = fsutil.open_existing(path + fmt_.TIX)
+        f = self.held.open(path + fmt_.TIX, True)
         if f is None:
             return 0
-        keep = False
         try:
             size = f.seek(0, 2)
             f.seek(0)
@@ -388,26 +369,16 @@ class _Query:
                 last = b
                 pos = b.next()
                 f.seek(pos)
-            keep = self.keep and len(self.bpos) > marks[0] and not damaged
         finally:
-            if keep:
-                self.hold(path + fmt_.TIX, f)
-            else:
-                f.close()
+            self.held.give(f)
         if damaged:
             self._undo(marks)
             fsutil.remove(path + fmt_.TIX)  # (not caught up by an append: made again)
             return -1
         if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)
-            self._drop(path + fmt_.TIX)
             return -1
         return last.end if last is not None else 0
-
-    def _drop(self, path):
-        f = self._pop(path)
-        if f is not None:
-            f.close()
 
     def _block(self, f, b, fi):
         self.n += b.n

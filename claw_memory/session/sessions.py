@@ -72,6 +72,7 @@ class Sessions:
         self.names = None
         self._fat = None  # whether the folder's names ignore case (FAT), asked at the first write
         self._private = None  # whether only this program writes the folder (see _open)
+        self._held = None  # the files search keeps open between queries (held.Held)
         self._ram = {}  # session id -> ram.Ram of each incognito session
 
     def _note(self, msg):
@@ -123,6 +124,13 @@ class Sessions:
         # FAT: mpremote interrupts the program before it touches them) it is taken as true until
         # the next write; the host's folders (VfsPosix, a remote mount; CPython) other
         # processes may write: checked at every use, as cheap there.
+        if self.private():
+            st.seen = fsutil.writes
+            st.nb = False  # (a block marker another writer made)
+        return st
+
+    def private(self):
+        """Whether only this program writes the folder (littlefs, FAT), asked once."""
         if self._private is None:
             import os
 
@@ -137,10 +145,7 @@ class Sessions:
                         self._private = type(fs).__name__ in ("VfsLfs1", "VfsLfs2", "VfsFat")
             except (AttributeError, TypeError):  # (CPython; older firmware: no list)
                 pass
-        if self._private:
-            st.seen = fsutil.writes
-            st.nb = False  # (a block marker another writer made)
-        return st
+        return self._private
 
     def _remember(self, log, st):
         if log not in self._cache:
@@ -299,6 +304,9 @@ class Sessions:
         # rewrites it in place, its size kept): that file is read before it goes.
         w = fsutil.writes
         checked = [log for log in self._order if self._cache[log].seen == w]
+        if self._held is not None:
+            self._held.close()
+            self._held = None
         self.flush()
         for log in self._order:
             write.drop_stale(log, self._cache[log], log not in checked, self.max_record_bytes)

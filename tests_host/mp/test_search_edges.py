@@ -865,6 +865,7 @@ def test_the_files_found_again_are_the_ones_kept():
     # listing that comes back in another order in a later pass is noticed (the file's path
     # does not match) and the query runs again; every hit is its own session's record.
     from claw_memory.session import search as srch
+    from claw_memory.session.held import Held
     from claw_memory.session.listing import search_files, search_scope
 
     dev, s = _fresh()
@@ -880,7 +881,9 @@ def test_the_files_found_again_are_the_ones_kept():
         got = list(search_files(s, search_scope(s, sids)))
         return got[::-1] if calls[0] == 2 else got  # the first query's second pass: reordered
 
-    hits = srch.search(files, "lantern", 5, 4096, 65536)
+    held = Held()
+    hits = srch.search(files, "lantern", 5, 4096, 65536, None, None, held)
+    held.close()
     eq(sorted((h["session"], h["text"]) for h in hits),
        [(sid, "the lantern of user %d is in the shed" % k) for k, sid in enumerate(sids)],
        "each hit with its own session")

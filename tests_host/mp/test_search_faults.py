@@ -13,7 +13,7 @@ import claw_memory
 from claw_memory import fsutil
 from claw_memory.core import Request
 from claw_memory.session import Sessions, file_name
-from claw_memory.session import hits as hits_mod
+from claw_memory.session import held as held_mod
 from claw_memory.session import search as search_mod
 
 HEAP = "8M"
@@ -38,11 +38,11 @@ class _Flaky:
         return open(path, mode)
 
     def __enter__(self):
-        fsutil.open = search_mod.open = hits_mod.open = self
+        fsutil.open = held_mod.open = self
         return self
 
     def __exit__(self, *exc):
-        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
+        del fsutil.open, held_mod.open  # (the builtin again)
         return False
 
 
@@ -255,12 +255,12 @@ def test_files_failing_in_every_run_leave_the_readable_ones_found():
         return open(path, mode)
 
     skipped = []
-    search_mod.open = bad_open  # (the candidates' pass opens through search._Query.take)
+    held_mod.open = bad_open  # (the candidates' pass opens through search._Query.take)
     try:
         with Unkept():
             got = Sessions(D).search("kiwi", 1, ids, skipped)
     finally:
-        del search_mod.open
+        del held_mod.open
     eq(([h["session"] for h in got], sorted(skipped)), ([ids[3]], ids[:3]), "d found, a, b, c reported")
     dev.unmount()
 
@@ -285,12 +285,12 @@ def test_a_log_failing_midway_gives_no_hit_of_a_session_reported_skipped():
         return f
 
     skipped = []
-    search_mod.open = bad_open
+    held_mod.open = bad_open
     try:
         with Unkept():
             got = Sessions(D).search("kiwi", 3, ids, skipped)
     finally:
-        del search_mod.open
+        del held_mod.open
     eq(sorted(skipped), ids[1:], "b, c, d reported")
     eq(set(h["session"] for h in got), {ids[0]}, "a's hits only")
     dev.unmount()
@@ -313,7 +313,7 @@ def test_the_tool_says_its_hits_are_incomplete():
         res = json.loads(out)
         ok(okay and "incomplete" not in res and "note" not in res, out)
         eq(len(res["hits"]), 2, "both sessions")
-        with _Flaky(mem.sessions.path(a).rsplit("/", 1)[1]):
+        with Unkept(), _Flaky(mem.sessions.path(a).rsplit("/", 1)[1]):
             okay, out = await tool.handler({"query": "boiler"}, Request("q", b, "web", "alice"))
         res = json.loads(out)
         ok(okay and res["ok"], "still an answer: %s" % out)
@@ -528,7 +528,7 @@ def test_a_file_left_out_in_the_first_pass_leaves_the_others_term_counts_whole()
     s.persist(U1, [(2, None, "ok")], turn_completed=True)
     eq([h["text"] for h in s.search("kiwi plum", 1, [U1, U2])], ["the kiwi and the plum"], "no fault")
     skipped = []
-    with _Flaky("_u2_") as fl:
+    with Unkept(), _Flaky("_u2_") as fl:
         got = s.search("kiwi plum", 1, [U1, U2], skipped)
     ok(fl.seen >= 1, "the fault fired")
     eq([h["text"] for h in got], ["the kiwi and the plum"], "U1's best record, both terms counted")
@@ -551,13 +551,13 @@ def test_a_session_removed_during_a_search_is_not_reported_unreadable():
                     fsutil.remove(path + suffix)
         return open(path, mode)
 
-    fsutil.open = search_mod.open = hits_mod.open = vanishing
+    fsutil.open = held_mod.open = vanishing
     try:
         skipped = []
         with Unkept():  # (a file kept open is read as the first pass found it)
             got = Sessions(D).search("boiler", 5, [U1, U2], skipped)
     finally:
-        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
+        del fsutil.open, held_mod.open  # (the builtin again)
     ok(seen[0] >= 2, "(removed in the candidates' pass)")
     eq(([h["session"] for h in got], skipped), ([U1], []), "U1's hit; U2 gone, not unreadable")
     dev.unmount()
@@ -586,7 +586,7 @@ def test_an_index_failing_in_the_second_pass_leaves_the_next_files_matches_their
     # U1's; the answer is full, so it is not run again (which would hide a wrong score).
     dev, s = _kiwis_past_the_pool()
     skipped = []
-    with _Flaky("_u1_", ".tix", first=2) as fl:
+    with Unkept(), _Flaky("_u1_", ".tix", first=2) as fl:
         got = Sessions(D).search("kiwi", 1, [U1, U2], skipped)
     ok(fl.seen >= 2, "the fault fired in the second pass")
     eq([h["text"] for h in got], ["kiwi kiwi kiwi kiwi"], "U2's best hit")
@@ -602,7 +602,7 @@ def test_an_index_failing_in_the_second_pass_leaves_out_its_log_s_last_turns_too
     s.persist(U1, [(1, None, "kiwi kiwi kiwi kiwi zeta")])
     s.persist(U1, [(2, None, "noted")], turn_completed=True)
     skipped = []
-    with _Flaky("_u1_", ".tix", first=2) as fl:
+    with Unkept(), _Flaky("_u1_", ".tix", first=2) as fl:
         got = s.search("kiwi", 2, [U1, U2], skipped)
     ok(fl.seen >= 2, "the fault fired in the second pass")
     eq(([h["text"] for h in got], skipped), (["kiwi kiwi kiwi kiwi", "kiwi alpha beta gamma"], [U1]),

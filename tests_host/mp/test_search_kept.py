@@ -1,8 +1,8 @@
-# History search keeps the last files with matches open from its first pass to its second
-# (search._HELD): with thousands of sessions each open looks its name up through hundreds of
-# KiB of the folder's metadata. The answers are those of a search that opens every file
-# again; a kept file that fails in the second pass leaves only its session out; an index
-# written in the first pass is read as written.
+# History search keeps the files it opens open, from its first pass to its second and to the
+# next query (session/held.py): each open looks its name up through KiB of the folder's
+# metadata. The answers are those of a search that opens every file again; a file written
+# between queries is opened again; a kept file that fails in the second pass leaves only its
+# session out; an index written in the first pass is read as written.
 import espclaw
 from mptest import eq, heap, ok
 from search_cases import D, SID, TOPICS, Unmerged
@@ -10,7 +10,7 @@ from search_cases import FailingReads, Unkept, archive_run, fresh, texts, turn
 
 from claw_memory import fsutil
 from claw_memory.session import Sessions
-from claw_memory.session import hits as hits_mod
+from claw_memory.session import held as held_mod
 from claw_memory.session import search as search_mod
 from claw_memory.session import tix
 
@@ -35,16 +35,16 @@ class _Opens:
         return f
 
     def __enter__(self):
-        fsutil.open = search_mod.open = hits_mod.open = self
+        fsutil.open = held_mod.open = self
         return self
 
     def __exit__(self, *exc):
-        del fsutil.open, search_mod.open, hits_mod.open  # (the builtin again)
+        del fsutil.open, held_mod.open  # (the builtin again)
         return False
 
 
 @heap("16M")
-def test_a_chats_files_are_opened_once_when_few():
+def test_a_chats_files_are_opened_once_and_kept_for_the_next_query():
     for kind in ("lfs2", "fat"):
         dev, s = fresh(kind, blocks=512)
         for n in range(12):
@@ -57,16 +57,49 @@ def test_a_chats_files_are_opened_once_when_few():
             ok(got and all(h["text"].find("boiler") >= 0 for h in got), "found: %r" % got)
             eq(sorted(set(o.n.values())), [1], "%s, %d sessions: each file once: %r" % (kind, len(ids), o.n))
             eq(len(o.n), 2 * len(ids), "%s: the logs and their indexes: %r" % (kind, o.n))
-        # three sessions, six files: the last four kept, the first session's opened again
-        for n in range(12):
-            turn(s, U3, n + 5)
+        s = Sessions(D)
+        want = s.search("boiler Hendrik", 4, [U1, U2])
+        with _Opens() as o:  # the same Sessions: its files found open, each log's check kept
+            eq(s.search("boiler Hendrik", 4, [U1, U2]), want, kind)
+        eq(o.n, {}, "%s: nothing opened again" % kind)
+        turn(s, U2, 40)  # (U2's log, entry index and text index written: theirs let go)
+        with _Opens() as o:
+            got = s.search("boiler Hendrik", 4, [U1, U2])
+        ok(got and o.n and all("_u2_" in k for k in o.n), "%s: only U2's files again: %r" % (kind, o.n))
+        ok("noted 40" in [h["text"] for h in s.search("turn 40", 3, [U2])], "%s: its new turn found" % kind)
+        for n in range(20):  # (more writes than fsutil.ring holds: every file let go)
+            turn(s, U1, 50 + n)
+        with _Opens() as o:
+            s.search("boiler Hendrik", 4, [U1, U2])
+        ok(any("_u1_" in k for k in o.n) and any("_u2_" in k for k in o.n), "%s: both again: %r" % (kind, o.n))
         s.close()
-        with _Opens() as o:  # (each session holds a hit: 2, 1 and 1 records)
-            got = Sessions(D).search("boiler Hendrik", 4, [U1, U2, U3])
-        eq(len(got), 4, kind)
-        eq(max(o.n.values()), 2, "%s: a file beyond the kept ones opened again: %r" % (kind, o.n))
-        eq([k for k, v in o.n.items() if v == 2 and "_u1_" not in k], [], "%s: only U1's: %r" % (kind, o.n))
+        eq(s._held, None, "%s: closed with the Sessions" % kind)
         dev.unmount()
+
+
+def test_files_are_let_go_where_other_programs_write():
+    # The host's own folders (VfsPosix) others may write: nothing is kept past the query
+    import os
+
+    d = "/tmp/claw_held_%d" % os.getpid() if hasattr(os, "getpid") else "/tmp/claw_held"
+    for p in (d, d + "/s"):
+        try:
+            os.mkdir(p)
+        except OSError:
+            pass
+    s = Sessions(d + "/s")
+    turn(s, U1, 1)
+    ok(not s.private(), "the host's folder")
+    ok(s.search("boiler", 3, [U1]), "found")
+    eq(s._held, None, "nothing kept")
+    with _Opens() as o:
+        s.search("boiler", 3, [U1])
+    ok(o.n == {} or all(v == 1 for v in o.n.values()), "opened afresh: %r" % o.n)
+    s.close()
+    for name in os.listdir(d + "/s"):
+        os.remove(d + "/s/" + name)
+    os.rmdir(d + "/s")
+    os.rmdir(d)
 
 
 def test_files_without_matches_are_not_kept():
@@ -200,3 +233,34 @@ def test_a_blocks_buckets_are_read_forward():
     for (p0, a0), (p1, a1) in zip(seen, seen[1:]):
         if p0 == p1:
             ok(a0 <= a1, "block %d: bucket at %d read after one at %d" % (p0, a1, a0))
+
+
+@heap("16M")
+def test_a_sessions_answers_between_writes_are_those_of_a_fresh_one():
+    # One Sessions searched between every kind of write (turns that compact into archive
+    # segments, a merge at flush, a deletion, a repair): each answer that of a Sessions that
+    # opens every file afresh
+    for kind in ("lfs2", "fat"):
+        dev, s = archive_run(kind, n=30)
+        for n in range(6):
+            turn(s, U2, n)
+        queries = ("boiler Hendrik March", "violin Thursdays", "lookup result 7", "noted 33")
+
+        def same(what):
+            for q in queries:
+                for ids in ([SID], [SID, U2], None):
+                    eq(s.search(q, 5, ids), Sessions(D).search(q, 5, ids), "%s %s: %r %r" % (kind, what, q, ids))
+
+        same("first")
+        for i in range(30, 45):  # (compactions move turns into archive segments)
+            turn(s, SID, i, pad="p" * 40)
+            if i % 5 == 0:
+                same("turn %d" % i)
+        s.flush()
+        same("flushed")
+        s.delete(U2)
+        same("U2 deleted")
+        s.repair(SID)
+        same("repaired")
+        s.close()
+        dev.unmount()

@@ -8,6 +8,7 @@ from mptest import eq
 
 from claw_memory import fsutil, terms
 from claw_memory.session import Sessions
+from claw_memory.session import held as held_mod
 from claw_memory.session import search as search_mod
 from claw_memory.session import tixmerge
 
@@ -98,17 +99,35 @@ class Unmerged:
 
 
 class Unkept:
-    """The search's first pass keeps no file open for the second (search._Query.hold closes
-    it, as for files beyond the last search._HELD it keeps): the candidates' pass opens each
-    file again, where faults on its opens are put."""
+    """The search keeps no file open once used (held.Held.give closes it, as for files beyond
+    the _MAX it keeps) and remembers no log's check: every pass opens each file again, where
+    faults on its opens are put."""
 
     def __enter__(self):
-        self.hold = search_mod._Query.hold
-        search_mod._Query.hold = lambda q, path, f: f.close()
+        self.open = held_mod.Held.open
+        self.give = held_mod.Held.give
+        opn = self.open
+
+        def open_(h, path, missing=False):
+            for e in [e for e in h.files if not e[2] & 1]:  # (kept by an earlier query)
+                h.files.remove(e)
+                e[1].close()
+            return opn(h, path, missing)
+
+        def give(h, f):
+            h.files = [e for e in h.files if e[1] is not f]
+            f.close()
+
+        self.checked = held_mod.Held.checked
+        held_mod.Held.open = open_
+        held_mod.Held.give = give
+        held_mod.Held.checked = lambda h, log: -1
         return self
 
     def __exit__(self, *exc):
-        search_mod._Query.hold = self.hold
+        held_mod.Held.open = self.open
+        held_mod.Held.give = self.give
+        held_mod.Held.checked = self.checked
         return False
 
 

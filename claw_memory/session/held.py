@@ -1,0 +1,159 @@
+# claw_memory.session.held: the files a search keeps open, and the logs it found matching
+# their text indexes, from one query to the next.
+# MIT license
+#
+# littlefs finds a name by reading its folder's metadata log through a 128-byte cache, each
+# tag and name again: 5 to 30 KiB for a file of a sessions folder of tens of files, more
+# than a query reads of the file itself (a chat's query opened 25 files: 301 KiB of look-ups
+# for 37 KiB of index). So the files a query opens are kept open, up to _MAX (text indexes
+# first: every query of a scope reads all of them, a log or segment only for its
+# candidates; at a query's end those it did not use are closed), and the next query finds
+# them open; and a log found to match its index (search._blocks) is not opened again for
+# that. Both hold while their paths are not written: fsutil keeps the CRC-32s of the last
+# paths written (fsutil.ring); before each use the writes since are looked at, and a kept
+# file among them is closed (when given back, if in use), a log's check forgotten (its
+# index's too); more writes than the ring holds let go of everything. Kept between queries
+# only where this program alone writes the folder (Sessions.private: littlefs, FAT);
+# elsewhere let go at the query's end.
+# Heap: 264 bytes a kept file on littlefs (its object and 128-byte cache; 55 on FAT, whose
+# files share the volume's sector buffer), ~40 for its entry; 12 bytes a checked log.
+
+from array import array
+from binascii import crc32
+
+from .. import fsutil
+from .._compat import const
+from . import format as fmt_
+
+_MAX = const(16)  # files kept open
+_CHECKED = const(64)  # logs remembered as matching their indexes
+_USE = const(1)  # the file is in use (opened, not given back)
+_USED = const(2)  # used by this query
+_GONE = const(4)  # its path written while in use: closed when given back
+
+
+def _shut(f):
+    # (a file only read: nothing of it to lose when its filesystem is gone, unmounted or
+    # failing, and closing it cannot fail the query or write that let it go)
+    try:
+        f.close()
+    except OSError:
+        pass
+
+
+class Held:
+    def __init__(self):
+        self.files = []  # [path, file, state, CRC-32 of the path]
+        self.logs = array("I")  # the checked logs: their paths' CRC-32s
+        self.tixs = array("I")  # and their indexes' paths'
+        self.ends = array("I")  # and their sizes when checked
+        self.seen = fsutil.writes
+
+    def open(self, path, missing=False):
+        """`path` open for reading (anywhere: the caller seeks), kept or opened now; with
+        `missing`, None when it does not exist. Give it back with give()."""
+        self._sync()
+        for e in self.files:
+            if e[0] == path and not e[2] & (_USE | _GONE):
+                e[2] |= _USE | _USED
+                return e[1]
+        f = fsutil.open_existing(path) if missing else open(path, "rb")
+        if f is not None and (len(self.files) < _MAX or (path.endswith(fmt_.TIX) and self._room())):
+            self.files.append([path, f, _USE | _USED, crc32(path.encode())])
+        return f
+
+    def _room(self):
+        # A kept data file closed for an index: True when one was
+        for i, e in enumerate(self.files):
+            if not e[2] & _USE and not e[0].endswith(fmt_.TIX):
+                del self.files[i]
+                _shut(e[1])
+                return True
+        return False
+
+    def give(self, f):
+        """Done with `f` (from open()): kept when there is room, else closed."""
+        self._sync()
+        for i, e in enumerate(self.files):
+            if e[1] is f:
+                if e[2] & _GONE:
+                    del self.files[i]
+                    break
+                e[2] &= ~_USE
+                return
+        _shut(f)
+
+    def end(self, keep):
+        """The query's end: the files it did not use closed (all, unless `keep`)."""
+        i = 0
+        while i < len(self.files):
+            e = self.files[i]
+            if keep and e[2] & _USED and not e[2] & _GONE:
+                e[2] = 0
+                i += 1
+            else:
+                del self.files[i]
+                _shut(e[1])
+        if not keep:
+            self.logs = array("I")
+            self.tixs = array("I")
+            self.ends = array("I")
+
+    def checked(self, log):
+        """The size `log` had when found matching its index (neither written since), or -1."""
+        self._sync()
+        h = crc32(log.encode())
+        for i, x in enumerate(self.logs):
+            if x == h:
+                return self.ends[i]
+        return -1
+
+    def check(self, log, end):
+        """`log`, `end` bytes, found matching its index."""
+        self._sync()
+        h = crc32(log.encode())
+        for i, x in enumerate(self.logs):
+            if x == h:
+                self._cut(i)
+                break
+        if len(self.logs) == _CHECKED:
+            self._cut(0)
+        self.logs.append(h)
+        self.tixs.append(crc32((log + fmt_.TIX).encode()))
+        self.ends.append(end)
+
+    def _cut(self, i):
+        # (MicroPython's arrays have no pop: a slice assigned shrinks them)
+        for a in (self.logs, self.tixs, self.ends):
+            a[i : i + 1] = a[:0]
+
+    def _sync(self):
+        # What was written since last looked: let go of
+        w = fsutil.writes
+        n = w - self.seen
+        if not n:
+            return
+        self.seen = w
+        ring = fsutil.ring
+        every = n > len(ring)
+        got = () if every else [ring[k % len(ring)] for k in range(w - n, w)]
+        i = 0
+        while i < len(self.files):
+            e = self.files[i]
+            if every or e[3] in got:
+                if e[2] & _USE:
+                    e[2] |= _GONE
+                else:
+                    del self.files[i]
+                    _shut(e[1])
+                    continue
+            i += 1
+        i = 0
+        while i < len(self.logs):
+            if every or self.logs[i] in got or self.tixs[i] in got:
+                self._cut(i)
+            else:
+                i += 1
+
+    def close(self):
+        self.end(False)
