@@ -7,8 +7,6 @@
 # replaces whole files through `X.tmp` + rename so a power cut leaves the old or the new file.
 
 import os
-from array import array
-from binascii import crc32
 
 from ._compat import EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, const
 
@@ -88,12 +86,18 @@ writes = 0
 # The CRC-32s of the paths of the last _RING writes (write n at n % _RING): what changed
 # since a count, for the files a search keeps open (session/held.py).
 _RING = const(16)
-ring = array("I", bytes(4 * _RING))
+ring = None  # (made at the first write: no heap before)
 
 
 def wrote(path):
     """Count a write (or removal, rename over) of `path`."""
-    global writes
+    global writes, ring
+    from binascii import crc32
+
+    if ring is None:
+        from array import array
+
+        ring = array("I", bytes(4 * _RING))
     ring[writes % _RING] = crc32(path.encode())
     writes += 1
 

@@ -36,6 +36,7 @@ package(
         "session/flatmsg.py",
         "session/format.py",
         "session/heads.py",
+        "session/held.py",
         "session/hits.py",
         "session/indexer.py",
         "session/listing.py",

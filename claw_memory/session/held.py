@@ -5,10 +5,9 @@
 # littlefs finds a name by reading its folder's metadata log through a 128-byte cache, each
 # tag and name again: 5 to 30 KiB for a file of a sessions folder of tens of files, more
 # than a query reads of the file itself (a chat's query opened 25 files: 301 KiB of look-ups
-# for 37 KiB of index). So the files a query opens are kept open, up to _MAX (text indexes
-# first: every query of a scope reads all of them, a log or segment only for its
-# candidates; at a query's end those it did not use are closed), and the next query finds
-# them open; and a log found to match its index (search._blocks) is not opened again for
+# for 37 KiB of index). So the files a query opens are kept open, up to _MAX (the first it
+# opens: the second pass reads the candidates' files again; at a query's end those it did
+# not use are closed), and the next query finds them open; and a log found to match its index (search._blocks) is not opened again for
 # that. Both hold while their paths are not written: fsutil keeps the CRC-32s of the last
 # paths written (fsutil.ring); before each use the writes since are looked at, and a kept
 # file among them is closed (when given back, if in use), a log's check forgotten (its
@@ -25,8 +24,8 @@ from .. import fsutil
 from .._compat import const
 from . import format as fmt_
 
-_MAX = const(16)  # files kept open
-_CHECKED = const(64)  # logs remembered as matching their indexes
+_MAX = const(4)  # files kept open (heap: the query budget of 16 KiB held with 4)
+_CHECKED = const(16)  # logs remembered as matching their indexes
 _USE = const(1)  # the file is in use (opened, not given back)
 _USED = const(2)  # used by this query
 _GONE = const(4)  # its path written while in use: closed when given back
@@ -58,18 +57,9 @@ class Held:
                 e[2] |= _USE | _USED
                 return e[1]
         f = fsutil.open_existing(path) if missing else open(path, "rb")
-        if f is not None and (len(self.files) < _MAX or (path.endswith(fmt_.TIX) and self._room())):
+        if f is not None and len(self.files) < _MAX:
             self.files.append([path, f, _USE | _USED, crc32(path.encode())])
         return f
-
-    def _room(self):
-        # A kept data file closed for an index: True when one was
-        for i, e in enumerate(self.files):
-            if not e[2] & _USE and not e[0].endswith(fmt_.TIX):
-                del self.files[i]
-                _shut(e[1])
-                return True
-        return False
 
     def give(self, f):
         """Done with `f` (from open()): kept when there is room, else closed."""

@@ -2,7 +2,8 @@
 # or records, and how many bytes the library asked for. MIT license
 #
 # Inside `with Trace(dev) as t:` every file the code opens is wrapped, so that the simulated
-# device's read counter is charged to the file call that caused it. What no file call caused
+# device's read counter is charged to the file call that caused it (reset() and lap() count
+# one query of several inside it). What no file call caused
 # (opening a file, os.stat, listing a folder: littlefs looks each name up by reading the
 # folder's metadata) is a lookup. The wrapping costs time: use it apart from timed runs.
 
@@ -22,12 +23,24 @@ class Trace:
         self.total = 0
 
     def __enter__(self):
-        self.r0 = self.dev.bytes_read
+        self.reset()
         builtins.open = self._open
         return self
 
     def __exit__(self, *exc):
         builtins.open = _OPEN
+        self.lap()
+
+    def reset(self):
+        """Count from here (the files opened before stay wrapped: a search keeps files open
+        from one query to the next, session/held.py)."""
+        self.r0 = self.dev.bytes_read
+        self.opens = 0
+        self.flash = {k: 0 for k in self.KINDS}
+        self.asked = {k: 0 for k in self.KINDS}
+
+    def lap(self):
+        """The total since reset()."""
         self.total = self.dev.bytes_read - self.r0
 
     def lookups(self):

@@ -121,18 +121,57 @@ def _queries(mem, questions, scope, dev=None):
 
 def _where(mem, questions, dev):
     """Where the flash reads of the chat-scope queries go (readtrace.Trace): the median of
-    each share, bytes (and of the opens, a count)."""
+    each share, bytes (and of the opens, a count). The files a search keeps open are let go
+    first (mem.sessions.close()), to be opened again through the trace."""
     rows = []
+    mem.sessions.close()
+    with Trace(dev) as t:
+        for text, ch, cid in questions:
+            if not ch:
+                continue
+            gc.collect()
+            t.reset()
+            mem.search(text, 5, chat=(ch, cid))
+            t.lap()
+            rows.append((t.total, t.lookups(), t.opens, t.flash["index"], t.asked["index"],
+                         t.flash["records"], t.asked["records"]))
+    names = ("total", "lookups", "opens", "index_read", "index_asked", "records_read", "records_asked")
+    return {k: sorted(r[i] for r in rows)[len(rows) // 2] for i, k in enumerate(names)}
+
+
+def _cold(mem, questions, dev):
+    """The median bytes read by a chat's query that finds no file kept open (each after
+    mem.sessions.close(): the first query after the memory is opened)."""
+    reads = []
     for text, ch, cid in questions:
         if not ch:
             continue
+        mem.sessions.close()
         gc.collect()
-        with Trace(dev) as t:
-            mem.search(text, 5, chat=(ch, cid))
-        rows.append((t.total, t.lookups(), t.opens, t.flash["index"], t.asked["index"],
-                     t.flash["records"], t.asked["records"]))
-    names = ("total", "lookups", "opens", "index_read", "index_asked", "records_read", "records_asked")
-    return {k: sorted(r[i] for r in rows)[len(rows) // 2] for i, k in enumerate(names)}
+        r0 = dev.bytes_read
+        mem.search(text, 5, chat=(ch, cid))
+        reads.append(dev.bytes_read - r0)
+    reads.sort()
+    return reads[len(reads) // 2]
+
+
+def _after_turns(mem, questions, dev):
+    """The median bytes read by a chat's query after a turn was persisted in the chat's
+    current session (as the tool is used: between two of the user's messages; the session's
+    files written since are opened again). The turns stay in the history: measured last."""
+    reads = []
+    for n, (text, ch, cid) in enumerate(questions):
+        if not ch:
+            continue
+        sid = mem.chats.session_id(ch, cid)
+        mem.sessions.persist(sid, [(1, None, "a note %d for later" % n)])
+        mem.sessions.persist(sid, [(2, None, "noted %d" % n)], turn_completed=True)
+        gc.collect()
+        r0 = dev.bytes_read
+        mem.search(text, 5, chat=(ch, cid))
+        reads.append(dev.bytes_read - r0)
+    reads.sort()
+    return reads[len(reads) // 2]
 
 
 def main(a):
@@ -150,6 +189,10 @@ def main(a):
                       "p90_us": times[len(times) * 9 // 10], "max_us": times[-1],
                       "read_median": reads[len(reads) // 2], "read_max": reads[-1], "hits": hits}
     res["chat"]["reads"] = _where(mem, a["questions"], dev)
+    res["chat"]["read_cold_median"] = _cold(mem, a["questions"], dev)
+    # The heap above idle of a query that opens its files and keeps them open (what it keeps
+    # stays after it, counted here: the figure of the first query after the memory is opened)
+    mem.sessions.close()
     above = 0
     for text, ch, cid in a["questions"][:12]:
         gc.collect()
@@ -171,6 +214,7 @@ def main(a):
         for scope in ("chat", "root"):
             times = _queries(host, a["questions"], scope)[0]
             native[scope] = times[len(times) // 2]
+    res["chat"]["read_turn_median"] = _after_turns(mem, a["questions"], dev)  # (last: it writes)
     out(case="search_cost", turns=turns, history=sz["logs"] + sz["segments"],
         index=sz["log_tix"] + sz["segment_tix"], sizes=sz, scopes=res, above=above, persist=st,
         native_median_us=native)
