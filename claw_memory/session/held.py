@@ -62,7 +62,8 @@ class Held:
         return f
 
     def give(self, f):
-        """Done with `f` (from open()): kept when there is room, else closed."""
+        """Done with `f` (from open()): kept when open() kept it and its path was not
+        written since, else closed."""
         self._sync()
         for i, e in enumerate(self.files):
             if e[1] is f:
@@ -92,25 +93,28 @@ class Held:
     def checked(self, log):
         """The size `log` had when found matching its index (neither written since), or -1."""
         self._sync()
-        h = crc32(log.encode())
-        for i, x in enumerate(self.logs):
-            if x == h:
-                return self.ends[i]
-        return -1
+        i = self._find(crc32(log.encode()))
+        return -1 if i < 0 else self.ends[i]
 
     def check(self, log, end):
         """`log`, `end` bytes, found matching its index."""
         self._sync()
         h = crc32(log.encode())
-        for i, x in enumerate(self.logs):
-            if x == h:
-                self._cut(i)
-                break
+        i = self._find(h)
+        if i >= 0:
+            self._cut(i)
         if len(self.logs) == _CHECKED:
             self._cut(0)
         self.logs.append(h)
         self.tixs.append(crc32((log + fmt_.TIX).encode()))
         self.ends.append(end)
+
+    def _find(self, h):
+        # (the place of the checked log whose path's CRC-32 is `h`, or -1)
+        for i, x in enumerate(self.logs):
+            if x == h:
+                return i
+        return -1
 
     def _cut(self, i):
         # (MicroPython's arrays have no pop: a slice assigned shrinks them)

@@ -139,39 +139,38 @@ def _where(mem, questions, dev):
     return {k: sorted(r[i] for r in rows)[len(rows) // 2] for i, k in enumerate(names)}
 
 
-def _cold(mem, questions, dev):
-    """The median bytes read by a chat's query that finds no file kept open (each after
-    mem.sessions.close(): the first query after the memory is opened)."""
-    reads = []
-    for text, ch, cid in questions:
-        if not ch:
-            continue
-        mem.sessions.close()
-        gc.collect()
-        r0 = dev.bytes_read
-        mem.search(text, 5, chat=(ch, cid))
-        reads.append(dev.bytes_read - r0)
-    reads.sort()
-    return reads[len(reads) // 2]
-
-
-def _after_turns(mem, questions, dev):
-    """The median bytes read by a chat's query after a turn was persisted in the chat's
-    current session (as the tool is used: between two of the user's messages; the session's
-    files written since are opened again). The turns stay in the history: measured last."""
+def _reads_after(mem, questions, dev, before):
+    """The median bytes read by a chat's query, each after `before(n, channel, chat id)`."""
     reads = []
     for n, (text, ch, cid) in enumerate(questions):
         if not ch:
             continue
-        sid = mem.chats.session_id(ch, cid)
-        mem.sessions.persist(sid, [(1, None, "a note %d for later" % n)])
-        mem.sessions.persist(sid, [(2, None, "noted %d" % n)], turn_completed=True)
+        before(n, ch, cid)
         gc.collect()
         r0 = dev.bytes_read
         mem.search(text, 5, chat=(ch, cid))
         reads.append(dev.bytes_read - r0)
     reads.sort()
     return reads[len(reads) // 2]
+
+
+def _cold(mem, questions, dev):
+    """A chat's query that finds no file kept open (each after mem.sessions.close(): the
+    first query after the memory is opened): the median bytes read."""
+    return _reads_after(mem, questions, dev, lambda n, ch, cid: mem.sessions.close())
+
+
+def _after_turns(mem, questions, dev):
+    """A chat's query after a turn was persisted in the chat's current session (as the tool
+    is used: between two of the user's messages; the session's files written since are
+    opened again): the median bytes read. The turns stay in the history: measured last."""
+
+    def turn(n, ch, cid):
+        sid = mem.chats.session_id(ch, cid)
+        mem.sessions.persist(sid, [(1, None, "a note %d for later" % n)])
+        mem.sessions.persist(sid, [(2, None, "noted %d" % n)], turn_completed=True)
+
+    return _reads_after(mem, questions, dev, turn)
 
 
 def main(a):
