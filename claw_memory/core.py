@@ -1,6 +1,8 @@
 # claw_memory: the contract between the memory layers and an agent loop (ESP-Claw's claw_core).
 # MIT license
 
+from collections import namedtuple
+
 from . import text
 from ._compat import const, dumps
 
@@ -98,15 +100,11 @@ class ContextProvider:
         self.flags = flags
 
 
-class Tool:
-    """A tool the LLM may call. `handler(args_json, request)` is a coroutine returning
-    `(ok, output_json_text)`; `ok` False marks the tool message as an error."""
-
-    def __init__(self, name, description, schema, handler):
-        self.name = name
-        self.description = description
-        self.schema = schema
-        self.handler = handler
+# A tool the LLM may call. `handler(args_json, request)` is a coroutine returning
+# `(ok, output_json_text)`; `ok` False marks the tool message as an error. A named tuple:
+# a board holds the ten tools from open to close (an object with its attribute map took
+# about 80 bytes more a tool).
+Tool = namedtuple("Tool", ("name", "description", "schema", "handler"))
 
 
 class Hooks:

@@ -7,7 +7,34 @@
 # deletion (`settle`). Imported only when a session is deleted or a journal is found.
 
 from .. import fsutil
+from .._compat import const
 from . import format as fmt_
+
+_DELETIONS = const(32)  # deletions remembered for requests that were running (Sessions.deleted)
+
+
+def delete(sessions, session_id):
+    """Sessions.delete."""
+    if sessions._ram.pop(session_id, None) is not None:
+        return True
+    log = sessions.path(session_id)
+    sessions._forget(log)
+    sessions._settle()
+    try:
+        found = remove(sessions.dir, log)
+    except BaseException:
+        sessions._settled = False  # (its journal: the next use finishes the deletion)
+        raise
+    sessions._serial += 1
+    dels = sessions._deletions
+    for d in dels:
+        if d[0] == log:
+            dels.remove(d)
+            break
+    dels.append([log, sessions._serial])
+    if len(dels) > _DELETIONS:
+        dels.pop(0)
+    return found
 
 
 def remove(directory, log):

@@ -12,7 +12,7 @@
 # paths written (fsutil.ring); before each use the writes since are looked at, and a kept
 # file among them is closed (when given back, if in use), a log's check forgotten (its
 # index's too); more writes than the ring holds let go of everything. Kept between queries
-# only where this program alone writes the folder (Sessions.private: littlefs, FAT);
+# only where this program alone writes the folder (repair.private: littlefs, FAT);
 # elsewhere let go at the query's end.
 # Heap: 264 bytes a kept file on littlefs (its object and 128-byte cache; 55 on FAT, whose
 # files share the volume's sector buffer), ~40 for its entry; 12 bytes a checked log.

@@ -281,6 +281,27 @@ def settle(log):
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
 
 
+def private(sessions):
+    """Whether only this program writes the folder of `sessions` (littlefs, FAT: what an
+    open found stays true until its own next write), asked once."""
+    if sessions._private is None:
+        import os
+
+        sessions._private = False
+        d = sessions.dir
+        try:
+            path = d if d.startswith("/") else os.getcwd() + "/" + d
+            best = ""
+            for fs, point in os.mount():  # (MicroPython 1.23+, as paths._mounted)
+                point = point.rstrip("/")
+                if len(point) >= len(best) and (path + "/").startswith(point + "/"):
+                    best = point
+                    sessions._private = type(fs).__name__ in ("VfsLfs1", "VfsLfs2", "VfsFat")
+        except (AttributeError, TypeError):  # (CPython; older firmware: no list)
+            pass
+    return sessions._private
+
+
 def open_state(log, limit, note, deep=False):
     """Settle leftovers and the pending file, analyse and repair; returns (State, Plan,
     Pending). `deep`: check every record and rewrite the log without its damage."""

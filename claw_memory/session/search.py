@@ -50,7 +50,7 @@ QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
 _POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
-_KEEP = const(4096)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
+_KEEP = const(3072)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
 _AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
 
 
@@ -70,6 +70,7 @@ def run(sessions, query, limit, ids, skipped=None):
     """Sessions.search: the sessions `ids` (None: every one) of `sessions`."""
     from .held import Held
     from .listing import search_files, search_scope
+    from .repair import private
 
     if not isinstance(query, str):
         raise ValueError("query must be text")
@@ -77,7 +78,7 @@ def run(sessions, query, limit, ids, skipped=None):
         raise ValueError("limit must be 1..%d" % LIMIT_MAX)
     sessions._settle()
     # (kept from one query to the next where only this program writes the folder)
-    keep = sessions._held is not None or sessions.private()
+    keep = sessions._held is not None or private(sessions)
     held = sessions._held or Held()
     if keep:
         sessions._held = held

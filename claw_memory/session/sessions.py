@@ -16,7 +16,6 @@ from . import format as fmt_
 # history stream, compaction or replay (docs/PERFORMANCE.md, the heap tables).
 
 _CACHE_MAX = const(4)
-_DELETIONS = const(32)  # deletions remembered for requests that were running (deleted())
 
 SIZE_LIMIT = const(153600)
 HISTORY_TOKENS = const(6144)  # ESP-Claw line B's CLAW_MEMORY_SESSION_MAX_TOKENS
@@ -124,28 +123,10 @@ class Sessions:
         # FAT: mpremote interrupts the program before it touches them) it is taken as true until
         # the next write; the host's folders (VfsPosix, a remote mount; CPython) other
         # processes may write: checked at every use, as cheap there.
-        if self.private():
+        if repair.private(self):
             st.seen = fsutil.writes
             st.nb = False  # (a block marker another writer made)
         return st
-
-    def private(self):
-        """Whether only this program writes the folder (littlefs, FAT), asked once."""
-        if self._private is None:
-            import os
-
-            self._private = False
-            try:
-                path = self.dir if self.dir.startswith("/") else os.getcwd() + "/" + self.dir
-                best = ""
-                for fs, point in os.mount():  # (MicroPython 1.23+, as paths._mounted)
-                    point = point.rstrip("/")
-                    if len(point) >= len(best) and (path + "/").startswith(point + "/"):
-                        best = point
-                        self._private = type(fs).__name__ in ("VfsLfs1", "VfsLfs2", "VfsFat")
-            except (AttributeError, TypeError):  # (CPython; older firmware: no list)
-                pass
-        return self._private
 
     def _remember(self, log, st):
         if log not in self._cache:
@@ -410,27 +391,9 @@ class Sessions:
         """Remove the session's files, all or nothing across a power cut: a journal names
         the session first, and the next use of a Sessions finishes a deletion it finds.
         True if any file existed (an incognito session: its history is dropped)."""
-        if self._ram.pop(session_id, None) is not None:
-            return True
-        log = self.path(session_id)
-        self._forget(log)
-        self._settle()
-        from .deletion import remove
+        from .deletion import delete
 
-        try:
-            found = remove(self.dir, log)
-        except BaseException:
-            self._settled = False  # (its journal: the next use finishes the deletion)
-            raise
-        self._serial += 1
-        for d in self._deletions:
-            if d[0] == log:
-                self._deletions.remove(d)
-                break
-        self._deletions.append([log, self._serial])
-        if len(self._deletions) > _DELETIONS:
-            self._deletions.pop(0)
-        return found
+        return delete(self, session_id)
 
     def deleted(self, session_id):
         """A number that changes when the session is deleted (by this Sessions): a request

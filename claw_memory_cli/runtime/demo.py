@@ -16,7 +16,7 @@ import sys
 import claw_memory
 from claw_memory._compat import dumps
 from claw_memory.agent import Agent
-from claw_memory.core import Request
+from claw_memory.core import Request, Tool
 from claw_memory.reply import LLMError
 
 CHANNEL, CHAT = "demo", "ada"
@@ -143,15 +143,14 @@ class OfflineExtractionLLM:
 
 
 def _wrap_tools(tools, out):
-    for t in tools:
-        def make(handler, name):
-            async def h(args, request):
-                ok, res = await handler(args, request)
-                out("    [tool] %s %s -> %s" % (name, args, res if len(res) < 160 else res[:157] + "..."))
-                return ok, res
-            return h
-        t.handler = make(t.handler, t.name)
-    return tools
+    def make(handler, name):
+        async def h(args, request):
+            ok, res = await handler(args, request)
+            out("    [tool] %s %s -> %s" % (name, args, res if len(res) < 160 else res[:157] + "..."))
+            return ok, res
+        return h
+
+    return [Tool(t.name, t.description, t.schema, make(t.handler, t.name)) for t in tools]
 
 
 class Unreachable(Exception):

@@ -11,6 +11,7 @@ from search_cases import FailingReads, Unkept, archive_run, fresh, texts, turn
 from claw_memory import fsutil
 from claw_memory.session import Sessions
 from claw_memory.session import held as held_mod
+from claw_memory.session.repair import private
 from claw_memory.session import search as search_mod
 from claw_memory.session import tix
 
@@ -89,7 +90,7 @@ def test_files_are_let_go_where_other_programs_write():
             pass
     s = Sessions(d + "/s")
     turn(s, U1, 1)
-    ok(not s.private(), "the host's folder")
+    ok(not private(s), "the host's folder")
     ok(s.search("boiler", 3, [U1]), "found")
     eq(s._held, None, "nothing kept")
     with _Opens() as o:
