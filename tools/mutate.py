@@ -85,6 +85,7 @@ TESTS = {
     "session/indexer": _SEARCH,
     "session/remap": _SESSION + _SEARCH,
     "session/search": _SEARCH,
+    "session/held": _SEARCH,
     "session/hits": _SEARCH,
     "session/archive": _SEARCH + [_MP + "test_session_pending.py", _MP + "test_handover_behind.py"],
     "session/heads": _SEARCH + [_MP + "test_handover_behind.py"],
