@@ -24,8 +24,9 @@ PKG = os.path.join(ROOT, "claw_memory")
 
 # Modules of MicroPython's firmware (built in, or frozen like asyncio), which every piece may
 # import. traceback is imported by _compat's CPython branch only; math (ranked recall's
-# logarithm) is in every ESP32 firmware and in the unix port.
-FIRMWARE = {"array", "asyncio", "binascii", "errno", "gc", "hashlib", "io", "json", "math", "micropython", "re",
+# logarithm) is in every ESP32 firmware and in the unix port; so is collections (core.Tool's
+# namedtuple: MICROPY_PY_COLLECTIONS from the core-features level up).
+FIRMWARE = {"array", "asyncio", "binascii", "collections", "errno", "gc", "hashlib", "io", "json", "math", "micropython", "re",
             "os", "ssl", "struct", "sys", "time", "tls", "traceback"}
 # Imports inside a function that leave a piece on purpose: (module, imported) -> why.
 OPTIONAL = {
