@@ -7,22 +7,21 @@
 # than a query reads of the file itself (a chat's query opened 25 files: 301 KiB of look-ups
 # for 37 KiB of index). So the files a query opens are kept open, up to _MAX (the first it
 # opens: the second pass reads the candidates' files again; at a query's end those it did
-# not use are closed), and the next query finds them open; and a log found to match its index (search._blocks) is not opened again for
-# that. Both hold while their paths are not written: fsutil keeps the CRC-32s of the last
-# paths written (fsutil.ring); before each use the writes since are looked at, and a kept
-# file among them is closed (when given back, if in use), a log's check forgotten (its
-# index's too); more writes than the ring holds let go of everything. Kept between queries
-# only where this program alone writes the folder (repair.private: littlefs, FAT);
-# elsewhere let go at the query's end.
+# not use are closed), and the next query finds them open; and a log found to match its
+# index (search._file) is not opened again for that. Both hold while their paths are not
+# written: fsutil keeps the CRC-32s of the last paths written (fsutil.ring); before each use
+# the writes since are looked at, and a kept file among them is closed (when given back, if
+# in use), a log's check forgotten; more writes than the ring holds let go of everything.
+# Kept between queries only where this program alone writes the folder (repair.private:
+# littlefs, FAT); elsewhere let go at the query's end.
 # Heap: 264 bytes a kept file on littlefs (its object and 128-byte cache; 55 on FAT, whose
-# files share the volume's sector buffer), ~40 for its entry; 12 bytes a checked log.
+# files share the volume's sector buffer), ~40 for its entry; 8 bytes a checked log.
 
 from array import array
 from binascii import crc32
 
 from .. import fsutil
 from .._compat import const
-from . import format as fmt_
 
 _MAX = const(4)  # files kept open (heap: the query budget of 16 KiB held with 4)
 _CHECKED = const(16)  # logs remembered as matching their indexes
@@ -43,9 +42,10 @@ def _shut(f):
 class Held:
     def __init__(self):
         self.files = []  # [path, file, state, CRC-32 of the path]
-        self.logs = array("I")  # the checked logs: their paths' CRC-32s
-        self.tixs = array("I")  # and their indexes' paths'
-        self.ends = array("I")  # and their sizes when checked
+        # The checked logs: their paths' CRC-32s and their sizes when checked. (An index
+        # this program writes again is made from its log: the check still holds.)
+        self.logs = array("I")
+        self.ends = array("I")
         self.seen = fsutil.writes
 
     def open(self, path, missing=False):
@@ -87,7 +87,6 @@ class Held:
                 _shut(e[1])
         if not keep:
             self.logs = array("I")
-            self.tixs = array("I")
             self.ends = array("I")
 
     def checked(self, log):
@@ -106,7 +105,6 @@ class Held:
         if len(self.logs) == _CHECKED:
             self._cut(0)
         self.logs.append(h)
-        self.tixs.append(crc32((log + fmt_.TIX).encode()))
         self.ends.append(end)
 
     def _find(self, h):
@@ -118,7 +116,7 @@ class Held:
 
     def _cut(self, i):
         # (MicroPython's arrays have no pop: a slice assigned shrinks them)
-        for a in (self.logs, self.tixs, self.ends):
+        for a in (self.logs, self.ends):
             a[i : i + 1] = a[:0]
 
     def _sync(self):
@@ -144,7 +142,7 @@ class Held:
             i += 1
         i = 0
         while i < len(self.logs):
-            if every or self.logs[i] in got or self.tixs[i] in got:
+            if every or self.logs[i] in got:
                 self._cut(i)
             else:
                 i += 1

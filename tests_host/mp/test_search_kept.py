@@ -78,6 +78,29 @@ def test_a_chats_files_are_opened_once_and_kept_for_the_next_query():
         dev.unmount()
 
 
+@heap("16M")
+def test_what_a_query_did_not_use_makes_room_for_the_next_chats_files():
+    # The files another chat's query kept and this one does not use are closed at its end:
+    # this chat's own are kept from its second query on (kept for ever, they took every place)
+    dev, s = fresh("lfs2", blocks=512)
+    for n in range(6):
+        for sid in (U1, U2, U3):
+            turn(s, sid, n)
+    s.close()
+    s = Sessions(D)
+    s.search("boiler Hendrik", 4, [U1, U2])
+    eq(len(s._held.files), 4, "U1's and U2's logs and indexes kept")
+    opened = []
+    for _ in range(3):
+        with _Opens() as o:
+            ok(s.search("boiler Hendrik", 4, [U3]), "U3 found")
+        opened.append(sorted(o.n))
+    ok(opened[0] and all("_u3_" in k for k in opened[0]), "U3's files opened: %r" % opened)
+    eq(opened[2], [], "the third query finds U3's files kept: %r" % opened)
+    s.close()
+    dev.unmount()
+
+
 def test_files_are_let_go_where_other_programs_write():
     # The host's own folders (VfsPosix) others may write: nothing is kept past the query
     import os
