@@ -102,8 +102,8 @@ class ContextProvider:
 
 # A tool the LLM may call. `handler(args_json, request)` is a coroutine returning
 # `(ok, output_json_text)`; `ok` False marks the tool message as an error. A named tuple:
-# a board holds the ten tools from open to close (an object with its attribute map took
-# about 80 bytes more a tool).
+# a board holds the ten tools from open to close (each an object with its attribute map
+# took about 20 bytes more net of the named tuple's type: 190 for the ten, frozen).
 Tool = namedtuple("Tool", ("name", "description", "schema", "handler"))
 
 

@@ -90,7 +90,7 @@ class Held:
             self.ends = array("I")
 
     def checked(self, log):
-        """The size `log` had when found matching its index (neither written since), or -1."""
+        """The size `log` had when found matching its index (the log not written since), or -1."""
         self._sync()
         i = self._find(crc32(log.encode()))
         return -1 if i < 0 else self.ends[i]
@@ -98,14 +98,17 @@ class Held:
     def check(self, log, end):
         """`log`, `end` bytes, found matching its index."""
         self._sync()
-        h = crc32(log.encode())
-        i = self._find(h)
-        if i >= 0:
-            self._cut(i)
+        self.forget(log)
         if len(self.logs) == _CHECKED:
             self._cut(0)
-        self.logs.append(h)
+        self.logs.append(crc32(log.encode()))
         self.ends.append(end)
+
+    def forget(self, log):
+        """`log`'s check let go (its index found stale: the log may have changed)."""
+        i = self._find(crc32(log.encode()))
+        if i >= 0:
+            self._cut(i)
 
     def _find(self, h):
         # (the place of the checked log whose path's CRC-32 is `h`, or -1)

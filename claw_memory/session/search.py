@@ -122,6 +122,7 @@ def search(files, query, limit, max_chars, max_record, note, skipped, held):
             tries -= 1
             if e.args[0] is not None:
                 fsutil.remove(e.args[0] + fmt_.TIX)
+                held.forget(e.args[0])  # (compared with its log again, not trusted)
             continue
         except Again:
             again -= 1  # (files in `exclude` whose candidates took the places of others)
@@ -258,7 +259,7 @@ class _Query:
     def _file(self, file, place):
         # `check`: compare the index's last probe with the file (a log another program may
         # have rewritten); a segment, or a log whose index this program just wrote or found
-        # matching it (nothing written since: held.py), is trusted (a stale one shows when a
+        # matching it (the log not written since: held.py), is trusted (a stale one shows when a
         # candidate's record is read: Stale).
         path, end, tail, check = file[1], file[3], TAIL if file[5] else 0, file[6]
         fi = len(self.kept)

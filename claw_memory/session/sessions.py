@@ -391,6 +391,8 @@ class Sessions:
         """Remove the session's files, all or nothing across a power cut: a journal names
         the session first, and the next use of a Sessions finishes a deletion it finds.
         True if any file existed (an incognito session: its history is dropped)."""
+        if self._ram.pop(session_id, None) is not None:
+            return True
         from .deletion import delete
 
         return delete(self, session_id)

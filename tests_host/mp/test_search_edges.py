@@ -406,7 +406,7 @@ def _beyond_the_pool(merged):
 @heap("16M")
 def test_a_whole_root_past_what_the_first_pass_keeps_scores_the_same():
     # 150 sessions, each with the three terms: the first pass keeps the matches of the first
-    # ~110 files (search._KEEP), only the statistics of the others, which a second walk
+    # ~70 files (search._KEEP), only the statistics of the others, which a second walk
     # scores: the best 10 are BM25's over every record, the best one in the last file listed.
     from claw_memory.session.listing import logs
 
