@@ -10,8 +10,8 @@
 # not use are closed), and the next query finds them open; and a log found to match its
 # index (search._file) is not opened again for that. Both hold while their paths are not
 # written: fsutil keeps the CRC-32s of the last paths written (fsutil.ring); before each use
-# the writes since are looked at, and a kept file among them is closed (when given back, if
-# in use), a log's check forgotten; more writes than the ring holds let go of everything.
+# the writes since are looked at, and a kept file among them is closed (if in use, never given
+# out again and closed at the query's end), a log's check forgotten; more writes than the ring holds let go of everything.
 # Kept between queries only where this program alone writes the folder (repair.private:
 # littlefs, FAT); elsewhere let go at the query's end.
 # Heap: 264 bytes a kept file on littlefs (its object and 128-byte cache; 55 on FAT, whose
@@ -27,7 +27,7 @@ _MAX = const(4)  # files kept open (heap: the query budget of 16 KiB held with 4
 _CHECKED = const(16)  # logs remembered as matching their indexes
 _USE = const(1)  # the file is in use (opened, not given back)
 _USED = const(2)  # used by this query
-_GONE = const(4)  # its path written while in use: closed when given back
+_GONE = const(4)  # its path written while in use: not given out again, closed at the end
 
 
 def _shut(f):
@@ -62,14 +62,11 @@ class Held:
         return f
 
     def give(self, f):
-        """Done with `f` (from open()): kept when open() kept it and its path was not
-        written since, else closed."""
+        """Done with `f` (from open()): kept when open() kept it (one whose path was written
+        meanwhile is never given out again and is closed at the query's end), else closed."""
         self._sync()
-        for i, e in enumerate(self.files):
+        for e in self.files:
             if e[1] is f:
-                if e[2] & _GONE:
-                    del self.files[i]
-                    break
                 e[2] &= ~_USE
                 return
         _shut(f)
@@ -85,9 +82,6 @@ class Held:
             else:
                 del self.files[i]
                 _shut(e[1])
-        if not keep:
-            self.logs = array("I")
-            self.ends = array("I")
 
     def checked(self, log):
         """The size `log` had when found matching its index (the log not written since), or -1."""

@@ -73,6 +73,14 @@ def test_a_chats_files_are_opened_once_and_kept_for_the_next_query():
         with _Opens() as o:
             s.search("boiler Hendrik", 4, [U1, U2])
         ok(any("_u1_" in k for k in o.n) and any("_u2_" in k for k in o.n), "%s: both again: %r" % (kind, o.n))
+        fsutil.wrote(D + "/elsewhere")  # (one write, of a path none of the kept files has)
+        with _Opens() as o:
+            s.search("boiler Hendrik", 4, [U1, U2])
+        eq(o.n, {}, "%s: a write elsewhere lets nothing go" % kind)
+        fsutil.wrote(s.path(U2))  # (U2's log alone)
+        with _Opens() as o:
+            s.search("boiler Hendrik", 4, [U1, U2])
+        eq(sorted(o.n), [s.path(U2).rsplit("/", 1)[1]], "%s: only U2's log again: %r" % (kind, o.n))
         s.close()
         eq(s._held, None, "%s: closed with the Sessions" % kind)
         dev.unmount()
@@ -97,6 +105,60 @@ def test_what_a_query_did_not_use_makes_room_for_the_next_chats_files():
         opened.append(sorted(o.n))
     ok(opened[0] and all("_u3_" in k for k in opened[0]), "U3's files opened: %r" % opened)
     eq(opened[2], [], "the third query finds U3's files kept: %r" % opened)
+    s.close()
+    dev.unmount()
+
+
+class _WrittenWhileRead:
+    """A file whose first read is met by a write of its path (as a turn would, between two
+    reads of a query): the library tells fsutil, as it does of its every write."""
+
+    def __init__(self, path, f):
+        self.path = path
+        self.f = f
+        self.told = False
+
+    def _tell_once(self):
+        if not self.told:
+            self.told = True
+            fsutil.wrote(self.path)
+
+    def read(self, *a):
+        self._tell_once()
+        return self.f.read(*a)
+
+    def readinto(self, *a):
+        self._tell_once()
+        return self.f.readinto(*a)
+
+    def readline(self, *a):
+        self._tell_once()
+        return self.f.readline(*a)
+
+    def seek(self, *a):
+        return self.f.seek(*a)
+
+    def tell(self):
+        return self.f.tell()
+
+    def close(self):
+        self.f.close()
+
+
+@heap("16M")
+def test_a_file_whose_path_is_written_while_a_query_reads_it_is_not_kept():
+    dev, s = fresh("lfs2", blocks=512)
+    for n in range(6):
+        turn(s, U1, n)
+    s.close()
+    s = Sessions(D)
+    log = s.path(U1)
+    with _Opens(lambda p, f: _WrittenWhileRead(p, f) if p == log else f):
+        ok(s.search("boiler Hendrik", 3, [U1]), "found")
+    ok(all(e[0] != log for e in s._held.files), "the log let go at the query's end")
+    with _Opens() as o:
+        ok(s.search("boiler Hendrik", 3, [U1]), "found again")
+    eq(o.n.get(log.rsplit("/", 1)[1]), 1, "the log opened again: %r" % o.n)
     s.close()
     dev.unmount()
 
