@@ -10,8 +10,9 @@
 # not use are closed), and the next query finds them open; and a log found to match its
 # index (search._file) is not opened again for that. Both hold while their paths are not
 # written: fsutil keeps the CRC-32s of the last paths written (fsutil.ring); before each use
-# the writes since are looked at, and a kept file among them is closed (if in use, never given
-# out again and closed at the query's end), a log's check forgotten; more writes than the ring holds let go of everything.
+# the writes since are looked at, and a kept file among them is closed (if in use, never
+# given out again and closed at the query's end), a log's check forgotten; more writes than
+# the ring holds let go of everything.
 # Kept between queries only where this program alone writes the folder (repair.private:
 # littlefs, FAT); elsewhere let go at the query's end.
 # Heap: 264 bytes a kept file on littlefs (its object and 128-byte cache; 55 on FAT, whose

@@ -27,8 +27,8 @@
 # files), so the files a query opens are kept open for the next (session/held.py), a log
 # found to match its index is not opened again for that, and a file is opened without a
 # stat first.
-# Heap: the files held.py keeps open, the pool, 9 bytes per block with matches and 8 per term match, 10 per file with
-# matches (its place in the listing, its order and a hash of its path, not its id and path:
+# Heap: the files held.py keeps open, the pool, 9 bytes per block with matches and 8 per
+# term match, 10 per file with matches (its place in the listing, its order and a hash of its path, not its id and path:
 # the later passes walk the listing again to the few files they read, and a listing that
 # changed meanwhile reruns the query), 14 bytes and one per query term per record scored
 # from its text that matches, the candidates, one record. Once those pass _KEEP bytes (a
@@ -88,9 +88,7 @@ def run(sessions, query, limit, ids, skipped=None):
                       sessions.max_message_chars, sessions.max_record_bytes, sessions._note,
                       skipped, held)
     finally:
-        held.end(keep)
-        if not keep:
-            held.close()
+        held.end(keep)  # (not kept: every file closed)
         for st in sessions._cache.values():
             st.tix_end = -1  # a search may have indexed a log
 
@@ -259,8 +257,8 @@ class _Query:
     def _file(self, file, place):
         # `check`: compare the index's last probe with the file (a log another program may
         # have rewritten); a segment, or a log whose index this program just wrote or found
-        # matching it (the log not written since: held.py), is trusted (a stale one shows when a
-        # candidate's record is read: Stale).
+        # matching it (the log not written since: held.py), is trusted (a stale one shows
+        # when a candidate's record is read: Stale).
         path, end, tail, check = file[1], file[3], TAIL if file[5] else 0, file[6]
         fi = len(self.kept)
         marks = self._mark()

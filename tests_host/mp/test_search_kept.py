@@ -4,6 +4,7 @@
 # between queries is opened again; a kept file that fails in the second pass leaves only its
 # session out; an index written in the first pass is read as written.
 import espclaw
+from faults import File
 from mptest import eq, heap, ok
 from search_cases import D, SID, TOPICS, Unmerged
 from search_cases import FailingReads, Unkept, archive_run, fresh, texts, turn
@@ -109,40 +110,19 @@ def test_what_a_query_did_not_use_makes_room_for_the_next_chats_files():
     dev.unmount()
 
 
-class _WrittenWhileRead:
-    """A file whose first read is met by a write of its path (as a turn would, between two
-    reads of a query): the library tells fsutil, as it does of its every write."""
+class _WrittenAtFirstRead:
+    """Ticked by faults.File at each read of a file: the first read is met by a write of its
+    path (as a turn would, between two reads of a query), told to fsutil as the library
+    tells it of its every write."""
 
-    def __init__(self, path, f):
+    def __init__(self, path):
         self.path = path
-        self.f = f
         self.told = False
 
-    def _tell_once(self):
+    def tick(self):
         if not self.told:
             self.told = True
             fsutil.wrote(self.path)
-
-    def read(self, *a):
-        self._tell_once()
-        return self.f.read(*a)
-
-    def readinto(self, *a):
-        self._tell_once()
-        return self.f.readinto(*a)
-
-    def readline(self, *a):
-        self._tell_once()
-        return self.f.readline(*a)
-
-    def seek(self, *a):
-        return self.f.seek(*a)
-
-    def tell(self):
-        return self.f.tell()
-
-    def close(self):
-        self.f.close()
 
 
 @heap("16M")
@@ -153,7 +133,7 @@ def test_a_file_whose_path_is_written_while_a_query_reads_it_is_not_kept():
     s.close()
     s = Sessions(D)
     log = s.path(U1)
-    with _Opens(lambda p, f: _WrittenWhileRead(p, f) if p == log else f):
+    with _Opens(lambda p, f: File(_WrittenAtFirstRead(p), f) if p == log else f):
         ok(s.search("boiler Hendrik", 3, [U1]), "found")
     ok(all(e[0] != log for e in s._held.files), "the log let go at the query's end")
     with _Opens() as o:

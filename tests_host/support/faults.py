@@ -48,10 +48,13 @@ class Faults:
 
     def open(self, path, mode="r"):
         self.tick()
-        return _File(self, _REAL_OPEN(path, mode))
+        return File(self, _REAL_OPEN(path, mode))
 
 
-class _File:
+class File:
+    """The file `f`, each read and write of it first ticking `faults` (anything with a
+    tick())."""
+
     def __init__(self, faults, f):
         self._fa = faults
         self._f = f
