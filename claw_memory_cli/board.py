@@ -10,7 +10,7 @@ import ast
 import os
 import subprocess
 
-from . import hosttools
+from . import guard, hosttools
 from .ui import EXIT_PROBLEMS, EXIT_TOOL, CliError, Progress, plural
 
 _CHUNK = 2048  # bytes per read round trip (mpremote's own cp uses 256)
@@ -81,7 +81,7 @@ def _listing(root):
         print("NONE")
         return
     base = root.rstrip("/")
-    for name in ("sessions", "memory"):
+    for name in %r:
         try:
             if os.stat(base + "/" + name)[0] & 0x4000:
                 _walk(base + "/" + name, name)
@@ -183,9 +183,9 @@ class Board:
         self.t.enter_raw_repl(soft_reset=True)
 
     def listing(self, root):
-        """(dirs, [(path, size)]) of `sessions/` and `memory/` under `root` (paths relative to
-        it), or None when `root` does not exist on the board."""
-        return parse_listing(self.exec(_LISTING % root, timeout=600))
+        """(dirs, [(path, size)]) of the data root's folders (`guard.TOPS`) under `root`
+        (paths relative to it), or None when `root` does not exist on the board."""
+        return parse_listing(self.exec(_LISTING % (guard.TOPS, root), timeout=600))
 
     def read(self, path, step=None):
         """The bytes of a file on the board; `step(n)` after every chunk."""
@@ -222,8 +222,9 @@ class Board:
         self.exec(_WROTE + _RMTREE + "rmtree(%r)" % path, timeout=120)
 
     def pull(self, root, dest, where):
-        """Copy `sessions/` and `memory/` of the data root `root` on the board into the
-        folder `dest`, showing progress; CliError (exit 1) when there is no data root."""
+        """Copy the folders of the data root `root` on the board (`guard.TOPS`: the text
+        indexes too, derived) into the folder `dest`, showing progress; CliError (exit 1)
+        when there is no data root."""
         listing = self.listing(root)
         if listing is None or not listing[0]:
             why = "no such folder on the board" if listing is None else "it has no sessions/ or memory/"

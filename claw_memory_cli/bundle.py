@@ -52,7 +52,7 @@ def readonly_copy(root):
     """A temporary copy of a data root: reading through the package may repair files, and
     an export must not change its source."""
     tmp = tempfile.mkdtemp(prefix="claw-export-")
-    for name in ("sessions", "memory"):
+    for name in guard.TOPS:  # (the text indexes too: a search of the copy need not make them)
         src = os.path.join(root, name)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(tmp, name), ignore=_not_utf8)
@@ -347,10 +347,11 @@ def read(path):
 
 
 def _swap(target, staging):
-    """Replace the data root's sessions/ and memory/ by the staging folder's, all or nothing:
-    the old ones go aside first, and a failure puts them back. Only those two folders are
-    replaced, as on a board: anything else in `target` stays."""
-    names = ("sessions", "memory")
+    """Replace the data root's sessions/, memory/ and search_index/ by the staging folder's,
+    all or nothing: the old ones go aside first, and a failure puts them back. Only those
+    folders are replaced, as on a board: anything else in `target` stays. (The text indexes
+    are derived, and hold the words of the sessions they index: the old ones go too.)"""
+    names = guard.TOPS
     for name in names:
         if os.path.exists(os.path.join(target, name + ".replaced")):
             raise CliError("%s.replaced is left by an interrupted import (it may hold the old data): "
@@ -365,8 +366,9 @@ def _swap(target, staging):
         moved = []
         try:
             for name in names:
-                os.rename(os.path.join(staging, name), os.path.join(target, name))
-                moved.append(name)
+                if os.path.exists(os.path.join(staging, name)):
+                    os.rename(os.path.join(staging, name), os.path.join(target, name))
+                    moved.append(name)
         except BaseException:
             for name in moved:
                 os.rename(os.path.join(target, name), os.path.join(staging, name))

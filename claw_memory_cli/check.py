@@ -15,7 +15,7 @@ import os
 import claw_memory
 from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
-from claw_memory.session.format import IDX, LEFTOVERS, PEND, segment_of
+from claw_memory.session.format import IDX, INDEXES, LEFTOVERS, PEND, segment_of
 
 from .ui import plural
 
@@ -135,7 +135,9 @@ def archive_problems(r):
             + ["sessions/%s: an archive segment archive.list does not name (a damaged list), "
                "listed again" % n for n in r["relisted"]]
             + ["sessions/%s: an archive file of no listed segment or session, removed" % n
-               for n in r["removed"]])
+               for n in r["removed"] if not n.startswith(INDEXES + "/")]
+            + ["%s: a text index of no log or segment, removed" % n
+               for n in r["removed"] if n.startswith(INDEXES + "/")])
 
 
 def _file_of(problem):
@@ -166,7 +168,7 @@ def needs(report, problems):
     named = {_file_of(p) for p in problems}
     files = sorted(f for f in report["sessions"] if any(f + s in named for s in _SUFFIXES))
     store = any(p.startswith("memory/") for p in problems)
-    archive = any(n and segment_of(n) for n in named)
+    archive = any(n and segment_of(n) for n in named) or any(p.startswith(INDEXES + "/") for p in problems)
     return files, store, archive
 
 

@@ -5,7 +5,7 @@ import os
 import shutil
 
 from claw_memory.paths import MEMORY_MD, MEMORY_MD_INIT, Layout
-from claw_memory.session.format import CATALOG, segment_of
+from claw_memory.session.format import CATALOG, INDEXES, TIX, TMP, segment_of
 
 from . import board, check, guard, roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, plural, status
@@ -67,9 +67,13 @@ LAYERS = ("all", "sessions", "archive", "long-term", "profile")
 
 def _layer_of(path):
     """The layer a file of the data root belongs to (path relative to the root): the
-    archive is the segments of the sessions folder and their catalog."""
-    if path.startswith("sessions/"):
-        base = path[len("sessions/"):]
+    archive is the segments of the sessions folder, their catalog and their text indexes."""
+    if path.startswith(("sessions/", INDEXES + "/")):
+        base = path.split("/", 1)[1]
+        if base.endswith(TMP):
+            base = base[: -len(TMP)]
+        if base.endswith(TIX):  # (a log's or a segment's text index)
+            base = base[: -len(TIX)]
         return "archive" if base.startswith(CATALOG) or segment_of(base) else "sessions"
     base = path.rsplit("/", 1)[-1]
     if base.endswith(".tmp"):

@@ -280,7 +280,7 @@ def finish(directory, log_name):
     index, index and log), the removal of the segments the catalog marks dead, then the
     journal's. (The segment was written under its own name: no rename can lose it.)"""
     log = directory + "/" + log_name
-    for p in (directory + "/" + CATALOG, log + fmt_.TIX, log + fmt_.IDX, log):
+    for p in (directory + "/" + CATALOG, fmt_.tix(log), log + fmt_.IDX, log):
         if fsutil.exists(p + fmt_.TMP):
             fsutil.wrote(p)  # (sessions._open, search's held files: renamed over)
             os.rename(p + fmt_.TMP, p)
@@ -293,8 +293,8 @@ def remove_dead(directory, entries=None):
     for e in read(directory) if entries is None else entries:
         if not e[4]:
             p = seg_path(directory, e[3], e[0])
-            fsutil.remove(p + fmt_.TIX_TMP)  # (a rewrite or merge of its index a cut left)
-            fsutil.remove(p + fmt_.TIX)
+            fsutil.remove(fmt_.tix(p) + fmt_.TMP)  # (a rewrite or merge of its index a cut left)
+            fsutil.remove(fmt_.tix(p))
             fsutil.remove(p)
 
 
@@ -317,7 +317,7 @@ def settle(directory):
             else:
                 log = directory + "/" + name
                 seg = seg_path(directory, name, int(parts[1]))
-                for p in (seg + fmt_.TIX, seg, log + fmt_.TIX_TMP, log + fmt_.IDX_TMP,
+                for p in (fmt_.tix(seg), seg, fmt_.tix(log) + fmt_.TMP, log + fmt_.IDX_TMP,
                           log + fmt_.TMP, directory + "/" + CATALOG + fmt_.TMP):
                     fsutil.remove(p)
         fsutil.remove(path)

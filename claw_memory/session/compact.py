@@ -138,7 +138,7 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
             if at >= cut_off:
                 seg += ln
     arch = 0 < seg <= archive_limit
-    indexed = arch or fsutil.size(log + fmt_.TIX) >= 0
+    indexed = arch or fsutil.size(fmt_.tix(log)) >= 0
     if indexed:
         from . import indexer
 
@@ -190,9 +190,9 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
         from .archive import own
 
         own(log)  # the segments a former compaction made stay this log's
-        fsutil.commit(log + fmt_.COMMIT, [log, idx, log + fmt_.TIX] if tix_ok else [log, idx])
+        fsutil.commit(log + fmt_.COMMIT, [log, idx, fmt_.tix(log)] if tix_ok else [log, idx])
     if indexed and not tix_ok:
-        fsutil.remove(log + fmt_.TIX)  # it no longer names its log's records
+        fsutil.remove(fmt_.tix(log))  # it no longer names its log's records
     new = State(pos, kept, pos, 0, fmt_.HDR + fmt_.ENT * kept)
     new.pend, new.pend_size, new.pend_file = st.pend, st.pend_size, st.pend_file
     rebase_pending(log, new)
@@ -237,10 +237,10 @@ def _text_indexes(log, st, plan, cut_off, segment, limit):
     arch = segment is not None
     aout = fsutil.Buffered() if arch else None
     if arch:
-        fsutil.wrote(segment + fmt_.TIX)
+        fsutil.wrote(fmt_.tix(segment))
     try:
-        with open(log + fmt_.TIX_TMP, "wb") as f, (
-                open(segment + fmt_.TIX, "wb") if arch else fsutil.Nothing()) as af:
+        with open(fmt_.tix(log) + fmt_.TMP, "wb") as f, (
+                open(fmt_.tix(segment), "wb") if arch else fsutil.Nothing()) as af:
             out = fsutil.Buffered(f)
             out.write(tix.MAGIC)
             if arch:
@@ -254,7 +254,7 @@ def _text_indexes(log, st, plan, cut_off, segment, limit):
     except Exception:  # noqa: BLE001 -- a damaged old index: derived, made again when searched
         ok = False
     if not ok:
-        fsutil.remove(log + fmt_.TIX_TMP)
+        fsutil.remove(fmt_.tix(log) + fmt_.TMP)
         if arch:
-            fsutil.remove(segment + fmt_.TIX)
+            fsutil.remove(fmt_.tix(segment))
     return ok

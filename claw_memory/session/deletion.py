@@ -74,10 +74,11 @@ def _remove_files(log):
     from .archive import drop_session
 
     found = False
-    for suffix in fmt_.LEFTOVERS:
-        found = fsutil.remove(log + suffix) or found
+    tix = fmt_.tix(log)
+    for p in [log + s for s in fmt_.LEFTOVERS] + [tix + fmt_.TMP]:
+        found = fsutil.remove(p) or found
     d, name = log.rsplit("/", 1)
     found = drop_session(d, name) or found
-    for suffix in (fmt_.PEND, "", fmt_.IDX, fmt_.TIX, fmt_.BLOCKED):
-        found = fsutil.remove(log + suffix) or found
+    for p in (log + fmt_.PEND, log, log + fmt_.IDX, tix, log + fmt_.BLOCKED):
+        found = fsutil.remove(p) or found
     return found

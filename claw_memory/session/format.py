@@ -34,13 +34,16 @@ COMMIT = ".commit"  # the journal of a rewrite of the log and its index together
 TMP = fsutil.TMP  # a file's next version while it is written (fsutil.replace, rewrites)
 # Ours, derived or moved out of the log; ESP-Claw opens a session's files by name and never
 # lists the folder, so it neither sees nor removes these:
-TIX = ".tix"  # a text index (session/tix.py): `<log>.tix`, and `<log>.arc<N>.tix`
 ARC = ".arc"  # `<log>.arc<N>`: archive segment N, turns compaction moved out of the log
+TIX = ".tix"  # a text index (session/tix.py) of a log or segment: `tix(path)`
+# The text indexes live in a folder of their own beside the sessions folder: littlefs finds
+# a name by reading its folder's metadata, which every append to a log lengthens, and a
+# query opens an index per file in its scope (docs/DESIGN.md, history search).
+INDEXES = "search_index"
 IDX_TMP = IDX + TMP
 PEND_TMP = PEND + TMP
-TIX_TMP = TIX + TMP
-# What interrupted rewrites leave, journal first:
-LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP, TIX_TMP)
+# What interrupted rewrites leave beside the log, journal first:
+LEFTOVERS = (COMMIT, TMP, IDX_TMP, PEND_TMP)
 DELETING = ".deleting"  # in the sessions folder: the journal of a deletion (the log's name)
 ARCHIVING = ".archiving"  # in the sessions folder: the commit of a compaction into the archive
 CATALOG = "archive.list"  # in the sessions folder: the archive segments of the data root
@@ -84,11 +87,21 @@ def is_log_name(name):
     return "/" not in name and name.startswith("s_") and name.endswith(".log")
 
 
+def index_dir(directory):
+    """The folder of the text indexes of the sessions folder `directory`: its sibling
+    `search_index` (`<root>/sessions` -> `<root>/search_index`)."""
+    up, sep, _ = directory.rpartition("/")
+    return up + sep + INDEXES
+
+
+def tix(path):
+    """The text index of the log or segment `path`: `<root>/search_index/<its name>.tix`."""
+    d, _, name = path.rpartition("/")
+    return index_dir(d) + "/" + name + TIX
+
+
 def segment_of(name):
-    """(log name, N) of an archive segment's file name `<log>.arc<N>` (or of its text index,
-    `<log>.arc<N>.tix`), else None."""
-    if name.endswith(TIX):
-        name = name[: -len(TIX)]
+    """(log name, N) of an archive segment's file name `<log>.arc<N>`, else None."""
     log, sep, n = name.rpartition(ARC)
     if sep and n.isdigit() and is_log_name(log):
         return log, int(n)

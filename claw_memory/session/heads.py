@@ -96,7 +96,7 @@ def _drop_rest(log, limit, note):
     an open of the session would; `limit`: the record size bound)."""
     if fsutil.exists(log):
         return
-    fsutil.remove(log + fmt_.TIX)
+    fsutil.remove(fmt_.tix(log))
     from .pending import Pending
 
     Pending(log, limit).settle(note)

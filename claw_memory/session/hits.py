@@ -82,7 +82,7 @@ def _hits(q, file, cands, out, limit, max_chars):
     sid, path, archived = file[:3]
     qh = q.qh
     recs = []  # (offset, length, type, score, order) of this file's candidates
-    f = q.take(path + fmt_.TIX) if cands[-1][3] >= 0 else None
+    f = q.take(fmt_.tix(path)) if cands[-1][3] >= 0 else None
     try:
         i = 0
         while i < len(cands):
@@ -283,7 +283,7 @@ def _reopen(q, f, open_fi, fi, kept):
     if open_fi != fi:
         if f is not None:
             q.held.give(f)
-        f = q.take(kept.get(fi)[1] + fmt_.TIX)
+        f = q.take(fmt_.tix(kept.get(fi)[1]))
     return f, fi
 
 

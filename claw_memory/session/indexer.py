@@ -193,12 +193,22 @@ def scan(f, start, end=-1):
 def covered(path, size, f_data):
     """Where the index of `path` ends in it (0: none), or -1 when it must be written again
     (stale, torn, not an index)."""
-    if fsutil.size(path + fmt_.TIX) < 0:
+    if fsutil.size(fmt_.tix(path)) < 0:
         return 0
-    blks, _ = tix.blocks(path + fmt_.TIX, size, f_data)
+    blks, _ = tix.blocks(fmt_.tix(path), size, f_data)
     if blks is None:
         return -1
     return blks[-1].end if blks else 0
+
+
+def folder(path):
+    """Make the text indexes' folder of the log or segment `path` when it is missing (the
+    first index written in a data root; an older version's indexes moved into it)."""
+    ixd = fmt_.tix(path).rpartition("/")[0]
+    if not fsutil.is_dir(ixd):
+        from .relocate import make
+
+        make(path.rpartition("/")[0])
 
 
 def update(path, limit, end=-1):
@@ -208,7 +218,7 @@ def update(path, limit, end=-1):
     size = fsutil.size(path)
     if end < 0 or end > size:
         end = size
-    ipath = path + fmt_.TIX
+    ipath = fmt_.tix(path)
     if size <= 0:
         fsutil.remove(ipath)
         return 0
@@ -217,6 +227,8 @@ def update(path, limit, end=-1):
         if 0 <= at and at >= end:
             return at
         if at < 0 or fsutil.size(ipath) < 0:
+            folder(path)
+
             def write(out):
                 out.write(tix.MAGIC)
                 index(out, f, 0, end, limit)
@@ -269,11 +281,11 @@ def records(path, limit):
     after = 0
     for _ in range(2):
         update(path, limit)
-        blks, _ = tix.blocks(path + fmt_.TIX)
+        blks, _ = tix.blocks(fmt_.tix(path))
         if not blks:
             return
         try:
-            with open(path + fmt_.TIX, "rb") as f:
+            with open(fmt_.tix(path), "rb") as f:
                 for b in blks:
                     for r in b.records(f):  # (a block's whole table checked first)
                         if r[0] >= after:
@@ -281,4 +293,4 @@ def records(path, limit):
                             yield r
             return
         except (ValueError, IndexError):
-            fsutil.remove(path + fmt_.TIX)  # (derived: made again from the file)
+            fsutil.remove(fmt_.tix(path))  # (derived: made again from the file)

@@ -16,8 +16,9 @@ def fix(directory):
     (dropped from the catalog), and segment files no catalog line names (a damaged catalog
     skips its lines): listed again, live, when their log is there (their turns are the
     session's, searchable again; time unknown: 0; the log's head print as it is now), else
-    removed with their text index; a text index whose segment is gone, removed. Returns
-    {"missing": [name], "relisted": [name], "removed": [name]} (file names)."""
+    removed with their text index; a text index whose log or segment is gone, removed.
+    Returns {"missing": [name], "relisted": [name], "removed": [name]} (file names; an
+    index's with its folder, `search_index/<name>`)."""
     out = {"missing": [], "relisted": [], "removed": []}
     if not fsutil.exists(directory):
         return out
@@ -27,27 +28,39 @@ def fix(directory):
         if e[4] and not fsutil.exists(archive.seg_path(directory, e[3], e[0])):
             e[4] = False  # (its file is gone: encode() leaves it out)
             out["missing"].append(archive.seg_path("", e[3], e[0])[1:])
-            fsutil.remove(archive.seg_path(directory, e[3], e[0]) + fmt_.TIX)
+            fsutil.remove(fmt_.tix(archive.seg_path(directory, e[3], e[0])))
     strays = []  # (few: collected first, as a folder is not changed while it is listed)
     for name, is_dir, _ in ilistdir(directory):
         got = fmt_.segment_of(name)
         if not is_dir and got is not None and got not in known:
             strays.append((name, got[0], got[1]))
-    strays.sort(key=lambda x: x[0].endswith(fmt_.TIX))  # (segments before text indexes)
     for name, log, seq in strays:
         seg = archive.seg_path(directory, log, seq)
-        if name.endswith(fmt_.TIX):
-            if not fsutil.exists(seg):
-                fsutil.remove(directory + "/" + name)
-                out["removed"].append(name)
-        elif fsutil.exists(directory + "/" + log):
+        if fsutil.exists(directory + "/" + log):
             hp = archive.head_print(directory + "/" + log)  # (the log's now: ours from here on)
             entries.append([seq, fsutil.size(seg), 0, log, True, (hp,) if hp else ()])
             out["relisted"].append(name)
         else:
-            fsutil.remove(seg)  # (its text index next, as a stray whose segment is gone)
+            fsutil.remove(seg)  # (its text index next, as one whose file is gone)
             out["removed"].append(name)
+    out["removed"] += _orphans(directory)
     if out["missing"] or out["relisted"]:
         entries.sort(key=lambda e: e[0])  # (oldest first: the bound drops from the front)
         archive.write_catalog(directory, entries)
     return out
+
+
+def _orphans(directory):
+    """Remove the text indexes whose log or segment is gone (ESP-Claw's deletion of a session
+    leaves its index); their names."""
+    ixd = fmt_.index_dir(directory)
+    if not fsutil.exists(ixd):
+        return []
+    gone = []
+    for name, is_dir, _ in ilistdir(ixd):
+        own = name[: -len(fmt_.TIX)]
+        if not is_dir and name.endswith(fmt_.TIX) and not fsutil.exists(directory + "/" + own):
+            gone.append(name)
+    for name in gone:
+        fsutil.remove(ixd + "/" + name)
+    return [fmt_.INDEXES + "/" + n for n in gone]

@@ -25,12 +25,12 @@ def remap(log, new_log, seg, moves, cut, out, aout, limit):
     their blocks, with fewer bytes: a term is named once a block). Writes to
     the Buffered `out` and `aout`; False when the old index does not name the log's records
     (what was written is of no use: the caller drops it)."""
-    blks, _ = tix.blocks(log + fmt_.TIX)
+    blks, _ = tix.blocks(fmt_.tix(log))
     if blks is None:
         return False
     mv = iter(moves)
     m = next(mv, None)
-    with open(log, "rb") as f, open(log + fmt_.TIX, "rb") as fi, open(new_log, "rb") as fn, (
+    with open(log, "rb") as f, open(fmt_.tix(log), "rb") as fi, open(new_log, "rb") as fn, (
             open(seg, "rb") if seg else fsutil.Nothing()) as fa:
         merged = (_Merged(out, fn), _Merged(aout, fa))
         for b in blks:

@@ -266,8 +266,13 @@ def _rewrite(log, plan, limit, pend):
 
 
 def leftovers(log):
-    """Leftover files of interrupted rewrites beside the log (names without the folder)."""
-    return [log.rsplit("/", 1)[-1] + s for s in fmt_.LEFTOVERS if fsutil.exists(log + s)]
+    """Leftover files of interrupted rewrites of the log's files (names without the folder;
+    its text index's with its own, `search_index/<name>.tix.tmp`)."""
+    out = [log.rsplit("/", 1)[-1] + s for s in fmt_.LEFTOVERS if fsutil.exists(log + s)]
+    t = fmt_.tix(log) + fmt_.TMP
+    if fsutil.exists(t):
+        out.append(fmt_.INDEXES + "/" + t.rsplit("/", 1)[-1])
+    return out
 
 
 def settle(log):
@@ -276,7 +281,7 @@ def settle(log):
     A lone `.idx.tmp` whose index is gone is adopted when whole; a lone `.log.tmp` never is.
     A pending file rewritten by `Pending.settle` or `rebase_pending` and cut inside FAT's
     remove-then-rename is adopted when its header is whole."""
-    fsutil.recover([log, log + fmt_.IDX, log + fmt_.TIX], journal=log + fmt_.COMMIT,
+    fsutil.recover([log, log + fmt_.IDX, fmt_.tix(log)], journal=log + fmt_.COMMIT,
                    valid=fmt_.whole_index)
     fsutil.recover([log + fmt_.PEND], valid=fmt_.whole_pending)
 

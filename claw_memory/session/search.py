@@ -119,7 +119,7 @@ def search(files, query, limit, max_chars, max_record, note, skipped, held):
         except Stale as e:
             tries -= 1
             if e.args[0] is not None:
-                fsutil.remove(e.args[0] + fmt_.TIX)
+                fsutil.remove(fmt_.tix(e.args[0]))
                 held.forget(e.args[0])  # (compared with its log again, not trusted)
             continue
         except Again:
@@ -313,7 +313,7 @@ class _Query:
             if e.args[0] != ENOSPC:
                 raise
             self.full = True
-            fsutil.remove(path + fmt_.TIX + fsutil.TMP)  # (a rewrite's; an append's is undone)
+            fsutil.remove(fmt_.tix(path) + fsutil.TMP)  # (a rewrite's; an append's is undone)
             if self.note:
                 self.note("search: %s scored from its text, its index not written: %r" % (path, e))
             return False
@@ -340,7 +340,7 @@ class _Query:
         -1 when it is damaged or (with `lf`, the data open) does not match the data (nothing
         of it kept)."""
         marks = self._mark()
-        f = self.held.open(path + fmt_.TIX, True)
+        f = self.held.open(fmt_.tix(path), True)
         if f is None:
             return 0
         try:
@@ -373,7 +373,7 @@ class _Query:
             self.held.give(f)
         if damaged:
             self._undo(marks)
-            fsutil.remove(path + fmt_.TIX)  # (not caught up by an append: made again)
+            fsutil.remove(fmt_.tix(path))  # (not caught up by an append: made again)
             return -1
         if lf is not None and last is not None and not last.matches(lf):
             self._undo(marks)

@@ -39,12 +39,12 @@ def settle_file(path, note=None, fd=None):
     it was)."""
     try:
         if fd is not None:
-            settle(path + fmt_.TIX, fd)
+            settle(fmt_.tix(path), fd)
         else:
             with open(path, "rb") as fd:
-                settle(path + fmt_.TIX, fd)
+                settle(fmt_.tix(path), fd)
     except Exception as e:  # noqa: BLE001 -- derived: a search reads it as it is
-        fsutil.remove(path + fmt_.TIX_TMP)
+        fsutil.remove(fmt_.tix(path) + fmt_.TMP)
         if note:
             note("text index of %s not merged: %r" % (path, e))
 

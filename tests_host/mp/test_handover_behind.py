@@ -18,6 +18,7 @@ from claw_memory.session import Sessions, file_name
 from claw_memory.session import archive as arc
 from claw_memory.session import format as fmt_
 from claw_memory.session import heads
+from claw_memory.session.format import tix as tix_of
 
 HEAP = "16M"
 PEND = ".pending"
@@ -110,7 +111,7 @@ def _nothing_of_the_old_session(kind, s, segs, want):
     eq(s.page(SID)["total"], len(want), "%s: its pages hold its messages only" % kind)
     eq(arc.segments(D, file_name(SID)), [], "%s: no live segment of the deleted log" % kind)
     for seq, p, size in segs:
-        ok(not fsutil.exists(p) and not fsutil.exists(p + ".tix"), "%s: segment %d removed" % (kind, seq))
+        ok(not fsutil.exists(p) and not fsutil.exists(tix_of(p)), "%s: segment %d removed" % (kind, seq))
     if fsutil.exists(_log() + PEND):  # (the new session's own, stale after its turn)
         with open(_log() + PEND, "rb") as f:
             ok(b"secret unfinished" not in f.read(), "%s: its unfinished turn removed" % kind)
@@ -130,8 +131,8 @@ def test_a_session_esp_claw_deleted_leaves_nothing_that_comes_back():
         notes = []
         s = Sessions(D, size_limit=6000, log=notes.append)
         eq(s.search("Lena", 5), [], "%s: a search of the whole root finds nothing" % kind)
-        for suffix in (PEND, ".tix"):
-            ok(not fsutil.exists(_log() + suffix), "%s: the search removed its %s too" % (kind, suffix))
+        for p in (_log() + PEND, tix_of(_log())):
+            ok(not fsutil.exists(p), "%s: the search removed %s too" % (kind, p))
         _nothing_of_the_old_session(kind, s, segs, [])
         ok(any("ESP-Claw deleted" in n for n in notes), "%s: noted: %r" % (kind, notes))
         dev.unmount()

@@ -21,6 +21,7 @@ from claw_memory._compat import dumps as _dumps
 from claw_memory.core import Request
 from claw_memory.session import Sessions, file_name, remap, tix
 from claw_memory.session import archive as arc
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "8M"
 
@@ -195,7 +196,7 @@ def test_scores_are_bm25_over_records_indexed_or_not():
         tail = s.search(q, 10)  # the records are not indexed yet: scored from their text
         eq(sorted(((h["score"], h["text"]) for h in tail), reverse=True), want, "tail: " + q)
         s.close()
-        ok(fsutil.size(s.path(SID) + ".tix") > 0, "close() writes the text index")
+        ok(fsutil.size(tix_of(s.path(SID))) > 0, "close() writes the text index")
         got = s.search(q, 10)
         eq(sorted(((h["score"], h["text"]) for h in got), reverse=True), want, "indexed: " + q)
         eq([h["score"] for h in got], sorted([h["score"] for h in got], reverse=True), "best first")
@@ -456,9 +457,8 @@ def test_paging_continues_into_the_archive():
             eq([m["text"].rstrip("p").rstrip() for m in p["messages"]],
                [w.rstrip("p").rstrip() for w in want[start:end]], "page(%d, %d): texts" % (before, limit))
     s.close()
-    for name in os.listdir(D):  # the text indexes are derived: paging makes them again
-        if name.endswith(".tix"):
-            os.remove(D + "/" + name)
+    for name in os.listdir(index_dir(D)):  # the text indexes are derived: paging makes them again
+        os.remove(index_dir(D) + "/" + name)
     s = Sessions(D, size_limit=6000)
     p = s.page(SID, 2, 2)  # the first two records: in the oldest segment
     eq(p["total"], 120, "every record without the text indexes")
@@ -488,9 +488,8 @@ def _searches_as_rebuilt(s, queries, size_limit):
     first = [s.search(q, 8) for q in queries]
     ok(any(first), "the queries find something")
     s.close()
-    for name in os.listdir(D):
-        if name.endswith(".tix"):
-            os.remove(D + "/" + name)
+    for name in os.listdir(index_dir(D)):
+        os.remove(index_dir(D) + "/" + name)
     s = Sessions(D, size_limit=size_limit)
     eq([s.search(q, 8) for q in queries], first, "the same hits and scores from fresh indexes")
     s.close()
@@ -507,19 +506,19 @@ def test_a_compaction_merges_the_small_blocks_it_splits():
             _turn(s, SID, i)
             s.flush()
         log = D + "/" + file_name(SID)
-        eq(len(tix.blocks(log + ".tix")[0]), 24, "a block a turn")
+        eq(len(tix.blocks(tix_of(log))[0]), 24, "a block a turn")
         queries = ("boiler Hendrik", "lookup result 17", "violin", "番茄", "noted 3", "turn 21")
         s.close()
         s = Sessions(D, size_limit=2500)
         eq(s.compact(SID), None, "compacted")
-    segs = [n for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    segs = [n for n in os.listdir(index_dir(D)) if ".arc" in n]
     eq(len(segs), 1, "one segment")
-    seg_blocks = tix.blocks(D + "/" + segs[0])[0]
-    log_blocks = tix.blocks(log + ".tix")[0]
+    seg_blocks = tix.blocks(index_dir(D) + "/" + segs[0])[0]
+    log_blocks = tix.blocks(tix_of(log))[0]
     eq(sum(b.n for b in seg_blocks) + sum(b.n for b in log_blocks), 24 * 4, "every record once")
     # (split, not merged, each of the 24 blocks would leave a block in one index or both)
     ok(len(seg_blocks) + len(log_blocks) <= 12, "merged: %d and %d blocks" % (len(seg_blocks), len(log_blocks)))
-    for bs, path in ((seg_blocks, D + "/" + segs[0]), (log_blocks, log + ".tix")):
+    for bs, path in ((seg_blocks, index_dir(D) + "/" + segs[0]), (log_blocks, tix_of(log))):
         for a, b in zip(bs, bs[1:]):
             ok(a.end <= b.start, "in order, apart")
     ok(all(_searches_as_rebuilt(s, queries, 2500)), "every query finds something")
@@ -557,7 +556,7 @@ def test_the_archive_keeps_within_its_limit_oldest_first():
     ok(live and sum(e[1] for e in live) <= 8000, "within the limit: %r" % entries)
     for e in entries:
         ok(e[4] == fsutil.exists(arc.seg_path(D, e[3], e[0])), "dead entries have no file")
-    names = [n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix")]
+    names = [n for n in os.listdir(D) if ".arc" in n]
     eq(sorted(names), sorted(file_name(SID) + ".arc%d" % e[0] for e in live), "only live segments")
     ok(min(e[0] for e in live) > 1, "the oldest went")
     seqs = [e[0] for e in entries]
@@ -587,7 +586,7 @@ def test_a_lower_archive_limit_drops_the_oldest_segments_at_the_next_open():
     s = Sessions(D, size_limit=6000, archive_limit=keep)
     total = s.page(SID, 0, 5)["total"]
     eq([e[0] for e in arc.read(D) if e[4]], [live[-2][0], live[-1][0]], "the newest two kept")
-    eq(sorted(n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix")),
+    eq(sorted(n for n in os.listdir(D) if ".arc" in n),
        sorted(file_name(SID) + ".arc%d" % e[0] for e in live[-2:]), "the others' files gone")
     s = Sessions(D, size_limit=6000, archive_limit=0)
     ok(s.page(SID, 0, 5)["total"] < total, "fewer turns")

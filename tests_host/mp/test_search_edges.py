@@ -18,6 +18,7 @@ from claw_memory import fsutil, terms
 from claw_memory._compat import dumps as _dumps
 from claw_memory.session import Sessions, file_name, tix, tixmerge
 from claw_memory.session import archive as arc
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "8M"
 
@@ -25,7 +26,7 @@ HEAP = "8M"
 def _covers(path):
     """Where the text index of `path` ends when it is whole and matches its file, else None."""
     with open(path, "rb") as f:
-        blks, _ = tix.blocks(path + ".tix", fsutil.size(path), f)
+        blks, _ = tix.blocks(tix_of(path), fsutil.size(path), f)
     return blks[-1].end if blks else None
 
 
@@ -109,7 +110,7 @@ def test_a_log_holding_no_record_is_searched_again_without_error():
         s2 = Sessions(D)
         ops = dev.ops
         eq(s2.search("nonsense", 3), [], "search %d" % n)
-        with open(log + ".tix", "rb") as f:
+        with open(tix_of(log), "rb") as f:
             eq(f.read(), tix.MAGIC, "search %d: an index of no block" % n)
         if n:
             eq(dev.ops, ops, "search %d: nothing written" % n)
@@ -150,7 +151,7 @@ def test_a_block_holds_128_records():
         if merged:  # (session/tixmerge.py: the two as one)
             tixmerge.settle_file(s.path(SID))
         eq(_covers(s.path(SID)), fsutil.size(s.path(SID)), "a whole index")
-        eq([b.n for b in tix.blocks(s.path(SID) + ".tix")[0]], want, "blocks: %r" % want)
+        eq([b.n for b in tix.blocks(tix_of(s.path(SID)))[0]], want, "blocks: %r" % want)
         for n in (0, 63, 64, 99):  # records 0, 126 (block 1), 128, 198 (block 2)
             eq(_texts(s.search(word(n), 3, [SID])), [("user", word(n))], "turn %d" % n)
         dev.unmount()
@@ -166,7 +167,7 @@ def test_a_block_of_many_distinct_terms_finds_each():
     s.persist(SID, [(4, res, None)])
     s.persist(SID, [(2, None, "listed")], turn_completed=True)
     s.close()
-    blk = tix.blocks(s.path(SID) + ".tix")[0][0]
+    blk = tix.blocks(tix_of(s.path(SID)))[0][0]
     eq(blk.bits, 7, "7 bucket bits")
     for i in range(0, 700, 23):
         eq([h["role"] for h in s.search(str(10000 + 7 * i), 3, [SID])], ["tool"], "number %d" % i)
@@ -380,7 +381,7 @@ def _beyond_the_pool(merged):
         s.close()
     if merged:
         tixmerge.settle_file(s.path(SID))
-    sizes = [b.n for b in tix.blocks(s.path(SID) + ".tix")[0]]
+    sizes = [b.n for b in tix.blocks(tix_of(s.path(SID)))[0]]
     if merged:
         ok(len(sizes) == 2 and sizes[0] > 1000 and sum(sizes) == 1200, "(merged: %r)" % sizes)
     else:
@@ -473,7 +474,7 @@ def test_a_short_block_before_a_long_record_probes_within_its_range():
         s.close()
     with open(s.path(SID), "rb") as f:
         data = f.read()
-    blks = tix.blocks(s.path(SID) + ".tix")[0]
+    blks = tix.blocks(tix_of(s.path(SID)))[0]
     ok(any(0 < b.start and b.end - b.start < 256 for b in blks), "(a short block after the first)")
     for b in blks:
         eq(b.probe, _fnv1a(data[max(b.start, b.end - 256) : b.end]) & 0x3FFFFFFF,
@@ -497,7 +498,7 @@ def test_block_headers_name_their_range_and_probe_as_documented():
     for merged in (False, True):
         if merged:
             tixmerge.settle_file(s.path(SID))
-        with open(s.path(SID) + ".tix", "rb") as f:
+        with open(tix_of(s.path(SID)), "rb") as f:
             raw = f.read()
         eq(raw[:8], b"CTIX\x02\x00\x00\x00", "header")
         pos = 8
@@ -585,14 +586,14 @@ def test_an_index_of_the_version_before_is_written_again():
     s.close()
     log = s.path(SID)
     want = _texts(Sessions(D).search("boiler Hendrik", 1))
-    with open(log + ".tix", "rb") as f:
+    with open(tix_of(log), "rb") as f:
         raw = bytearray(f.read())
     raw[4] = 1
-    with open(log + ".tix", "wb") as f:
+    with open(tix_of(log), "wb") as f:
         f.write(raw)
-    eq(tix.blocks(log + ".tix"), (None, 0), "not an index of this version")
+    eq(tix.blocks(tix_of(log)), (None, 0), "not an index of this version")
     eq(_texts(Sessions(D).search("boiler Hendrik", 1)), want, "found as before")
-    with open(log + ".tix", "rb") as f:
+    with open(tix_of(log), "rb") as f:
         eq(f.read(8), tix.MAGIC, "written again")
     eq(_covers(log), fsutil.size(log), "whole")
     dev.unmount()
@@ -609,7 +610,7 @@ def test_an_index_whose_block_header_cannot_be_is_written_again():
         _turn(s, SID, 1)
         s.close()
         log = s.path(SID)
-        with open(log + ".tix", "rb") as f:
+        with open(tix_of(log), "rb") as f:
             raw = bytearray(f.read())
         b = tix.Block(bytes(raw[8 : 8 + tix.BH]), 8)
         eq(b.next(), len(raw), "(one block)")
@@ -621,9 +622,9 @@ def test_an_index_whose_block_header_cannot_be_is_written_again():
             short = b.posts - 8 - tix.BH + b.n - 1  # (a record table needs a byte a record)
             struct.pack_into("<I", raw, 8 + 8, short)
             raw = raw[: 8 + tix.BH + short]
-        with open(log + ".tix", "wb") as f:
+        with open(tix_of(log), "wb") as f:
             f.write(raw)
-        eq(tix.blocks(log + ".tix"), (None, 0), what + ": not an index")
+        eq(tix.blocks(tix_of(log)), (None, 0), what + ": not an index")
         eq(_texts(Sessions(D).search("boiler Hendrik", 1))[0][1][:7], "turn 1:", what + ": found")
         eq(_covers(log), fsutil.size(log), what + ": written again")
         dev.unmount()
@@ -636,11 +637,11 @@ def test_an_index_cut_inside_a_block_header_is_written_again():
     _turn(s, SID, 1)
     s.close()
     log = s.path(SID)
-    with open(log + ".tix", "rb") as f:
+    with open(tix_of(log), "rb") as f:
         raw = f.read()
-    with open(log + ".tix", "ab") as f:
+    with open(tix_of(log), "ab") as f:
         f.write(raw[8:18])  # the first 10 bytes of a block header
-    eq(tix.blocks(log + ".tix"), (None, 0), "torn: not an index")
+    eq(tix.blocks(tix_of(log)), (None, 0), "torn: not an index")
     s = Sessions(D)
     _turn(s, SID, 7)
     s.close()
@@ -656,11 +657,11 @@ def test_an_index_with_blocks_twice_is_written_again():
     dev, s = _archive_run()
     s.close()
     seg = arc.segments(D, file_name(SID))[0][1]
-    with open(seg + ".tix", "rb") as f:
+    with open(tix_of(seg), "rb") as f:
         raw = f.read()
-    with open(seg + ".tix", "ab") as f:
+    with open(tix_of(seg), "ab") as f:
         f.write(raw[8:])
-    eq(tix.blocks(seg + ".tix")[0], None, "overlapping blocks: no index")
+    eq(tix.blocks(tix_of(seg))[0], None, "overlapping blocks: no index")
     s = Sessions(D, size_limit=6000)
     eq(s.page(SID, 0, 5)["total"], 120, "every record once")
     got = s.search("turn 0 sister", 3)
@@ -678,9 +679,9 @@ def test_a_segment_index_naming_other_records_is_found_stale_and_rebuilt():
     s.close()
     segs = sorted(arc.segments(D, file_name(SID)), key=lambda x: x[2])
     ok(segs[-1][2] > segs[0][2], "(segments of different sizes)")
-    with open(segs[-1][1] + ".tix", "rb") as f:
+    with open(tix_of(segs[-1][1]), "rb") as f:
         raw = f.read()
-    with open(segs[0][1] + ".tix", "wb") as f:
+    with open(tix_of(segs[0][1]), "wb") as f:
         f.write(raw)
     s = Sessions(D, size_limit=6000)
     eq([s.search(q, 8) for q in queries], want, "the same hits")
@@ -751,15 +752,15 @@ def test_the_segments_of_a_log_esp_claw_deleted_go_at_the_next_compaction():
     s.close()
     segs = arc.segments(D, file_name(gone))
     ok(segs, "(it has segments)")
-    for suffix in ("", ".idx", ".tix"):
-        os.remove(s.path(gone) + suffix)
+    for p in (s.path(gone), s.path(gone) + ".idx", tix_of(s.path(gone))):
+        os.remove(p)
     s = Sessions(D, size_limit=6000)
     for i in range(30):
         _turn(s, SID, i, pad="p" * 40)
     ok(arc.segments(D, file_name(SID)), "(the other session archived)")
     eq(arc.segments(D, file_name(gone)), [], "no live segment of the deleted log")
     for seq, p, size in segs:
-        ok(not fsutil.exists(p) and not fsutil.exists(p + ".tix"), "segment %d removed" % seq)
+        ok(not fsutil.exists(p) and not fsutil.exists(tix_of(p)), "segment %d removed" % seq)
     eq(s.search("sister Lena", 50, [gone]), [], "nothing of it found")
     dev.unmount()
 
@@ -768,8 +769,8 @@ def test_the_segments_of_a_log_esp_claw_deleted_go_at_the_next_compaction():
 def _named(path):
     """(offset, length) of every record the text index of `path` names."""
     out = []
-    with open(path + ".tix", "rb") as f:
-        for b in tix.blocks(path + ".tix")[0]:
+    with open(tix_of(path), "rb") as f:
+        for b in tix.blocks(tix_of(path))[0]:
             out += [(off, ln) for off, ln, k in b.records(f)]
     return out
 
@@ -823,7 +824,7 @@ def _rewritten_then_compacted(first, turn, word, more):
     log = s.path(SID)
     if first == 14:
         eq(arc.segments(D, file_name(SID)), [], "(not compacted yet)")
-        eq(len(tix.blocks(log + ".tix")[0]), 1, "(one block: the next compaction's cut falls in it)")
+        eq(len(tix.blocks(tix_of(log))[0]), 1, "(one block: the next compaction's cut falls in it)")
     _rewrite_two(log, turn, word)
     s = Sessions(D, size_limit=6000)
     for i in range(first, more):
@@ -844,7 +845,7 @@ def test_a_compaction_does_not_copy_a_block_naming_other_records_into_the_archiv
     # segment's index as it is, unless its records are not the log's: the segment's index
     # (never probed) would then name other records for good.
     dev, s, log, segs = _rewritten_then_compacted(8, 1, b"Hendrik", 16)
-    ok(fsutil.size(log + ".tix") > 0, "(the log has a text index)")
+    ok(fsutil.size(tix_of(log)) > 0, "(the log has a text index)")
     hit = s.search("Hendrikx", 1)[0]
     ok(hit["archived"] and hit["text"].startswith("turn 1:"), "the rewritten words found: %r" % hit)
     _names_its_records(log, segs)
@@ -889,7 +890,7 @@ def test_the_files_found_again_are_the_ones_kept():
        "each hit with its own session")
     eq(calls[0], 4, "the query ran again, its two listings alike")
     for sid in sids:
-        ok(fsutil.exists(s.path(sid) + ".tix"), "no index taken for stale")
+        ok(fsutil.exists(tix_of(s.path(sid))), "no index taken for stale")
     dev.unmount()
 
 
@@ -1033,7 +1034,7 @@ def test_a_damaged_text_index_is_made_again_and_the_search_answers():
         want = _texts(s.search("lookup result 7", 3, [SID]))
         ok(want, "hits before")
         log = s.path(SID)
-        _damage(log + ".tix", what)
+        _damage(tix_of(log), what)
         s2 = Sessions(D)
         eq(_texts(s2.search("lookup result 7", 3, [SID])), want, what + ": the same hits")
         eq(_covers(log), fsutil.size(log), what + ": the index made again whole")
@@ -1066,9 +1067,9 @@ def test_a_bucket_directory_naming_bytes_past_its_postings_is_made_again():
         s.close()
         want = _texts(s.search("lookup result 7", 3, [SID]))
         log = s.path(SID)
-        with open(log + ".tix", "rb") as f:
+        with open(tix_of(log), "rb") as f:
             b = bytearray(f.read())
-        blk = tix.blocks(log + ".tix")[0][0]
+        blk = tix.blocks(tix_of(log))[0][0]
         nb = 1 << blk.bits
         pend = struct.unpack_from("<H", b, blk.dir + 2 * nb)[0]
         for word in ("zyzzyva", "quokka", "xylophone", "wombat", "yodel", "vex"):
@@ -1080,13 +1081,13 @@ def test_a_bucket_directory_naming_bytes_past_its_postings_is_made_again():
             struct.pack_into("<H", b, blk.dir + 2 * (k + 1), pend + 40)
         else:  # the postings end 40 bytes past the block
             struct.pack_into("<H", b, blk.dir + 2 * nb, blk.next() - blk.posts + 40)
-        with open(log + ".tix", "wb") as f:
+        with open(tix_of(log), "wb") as f:
             f.write(b)
         s2 = Sessions(D)
         eq(s2.search(word, 3, [SID]), [], what + ": " + word + " found nowhere")
-        with open(log + ".tix", "rb") as f:
+        with open(tix_of(log), "rb") as f:
             ok(f.read() != b, what + ": the index made again")
-        ok(_readable(log + ".tix"), what + ": and whole")
+        ok(_readable(tix_of(log)), what + ": and whole")
         eq(_texts(s2.search("lookup result 7", 3, [SID])), want, what + ": the same hits")
         dev.unmount()
 
@@ -1107,10 +1108,10 @@ def test_a_damaged_or_missing_segment_leaves_paging_whole():
     dev, s = _archive_run()
     total, want = _pages(s)
     s.close()
-    segs = sorted(n for n in os.listdir(D) if ".arc" in n and not n.endswith(".tix"))
+    segs = sorted(n for n in os.listdir(D) if ".arc" in n)
     ok(len(segs) >= 2, "segments: %r" % segs)
     for what in ("table", "range"):
-        _damage(D + "/" + segs[0] + ".tix", what)
+        _damage(tix_of(D + "/" + segs[0]), what)
         eq(_pages(Sessions(D, size_limit=6000)), (total, want), what + ": a damaged segment index: made again")
     seg = D + "/" + segs[-1]
     with open(seg, "rb") as f:
@@ -1132,11 +1133,11 @@ def test_a_segment_index_damaged_after_its_first_block_leaves_paging_whole():
         total, want = _pages(s)
         first = s.page(SID, 0, 50)
         s.close()
-    segs = [n for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    segs = [n for n in os.listdir(index_dir(D)) if ".arc" in n]
     eq(len(segs), 1, "(one segment)")
-    blks = tix.blocks(D + "/" + segs[0])[0]
+    blks = tix.blocks(index_dir(D) + "/" + segs[0])[0]
     eq(len(blks), 2, "(of two blocks)")
-    _damage(D + "/" + segs[0], "range", blks[1].pos)
+    _damage(index_dir(D) + "/" + segs[0], "range", blks[1].pos)
     eq(Sessions(D, size_limit=40000).page(SID, 0, 50), first, "the newest page: every message once")
     eq(_pages(Sessions(D, size_limit=40000)), (total, want), "and every page")
     dev.unmount()
@@ -1186,8 +1187,9 @@ def test_a_deletion_of_an_archive_only_session_failing_midway_is_finished_by_the
         dev, s = _archive_run()
         name = file_name(SID)
         s.close()
-        for suffix in ("", ".idx", ".tix", ".pending"):
-            fsutil.remove(D + "/" + name + suffix)
+        for p in ("", ".idx", ".pending"):
+            fsutil.remove(D + "/" + name + p)
+        fsutil.remove(tix_of(D + "/" + name))
         ok(arc.segments(D, name), "(its segments stay)")
         s = Sessions(D)
         calls = failing_remove(fail, lambda: s.delete(SID))
@@ -1216,7 +1218,7 @@ def test_an_archiving_journal_that_names_no_compaction_removes_nothing():
         eq(s.search("Hendrik boiler", 10, [SID]), want, "%r: the same hits" % journal)
         ok(not fsutil.exists(D + "/.archiving"), "%r: the journal gone" % journal)
         eq(arc.segments(D, name), segs, "%r: every segment" % journal)
-        ok(all(fsutil.exists(p) and fsutil.exists(p + ".tix") for _, p, _ in segs), "%r: their files" % journal)
+        ok(all(fsutil.exists(p) and fsutil.exists(tix_of(p)) for _, p, _ in segs), "%r: their files" % journal)
     dev.unmount()
 
 

@@ -15,6 +15,7 @@ from claw_memory.core import Request
 from claw_memory.session import Sessions, file_name
 from claw_memory.session import held as held_mod
 from claw_memory.session import search as search_mod
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "8M"
 U1, U2 = "chat:web:u1:default_01", "chat:web:u2:default_01"
@@ -78,7 +79,8 @@ def _root():
 
 
 def _snapshot():
-    return sorted((n, fsutil.size(D + "/" + n)) for n in os.listdir(D))
+    # (the sessions folder's files and the text indexes')
+    return sorted((d + "/" + n, fsutil.size(d + "/" + n)) for d in (D, index_dir(D)) for n in os.listdir(d))
 
 
 def test_a_log_that_cannot_be_opened_is_left_out_and_said_so():
@@ -152,7 +154,7 @@ class _Plan(_Flaky):
         self.plan, self.every, self.seen, self.opens = plan or {}, every, {}, 0
 
     def __call__(self, path, mode="r"):
-        if isinstance(path, str) and path.startswith(D):
+        if isinstance(path, str) and path.startswith("/flash/"):  # (sessions, text indexes)
             self.opens += 1
             if self.every and path.endswith(".tix") and self.opens % self.every == 0:
                 raise OSError(5, "EIO")
@@ -345,13 +347,15 @@ def _unfill(n):
 
 
 def _state():
+    # (the sessions folder's files and the text indexes', by path)
     out = []
-    for name in sorted(os.listdir(D)):
-        p = D + "/" + name
-        if fsutil.is_dir(p):
-            continue
-        with open(p, "rb") as f:
-            out.append((name, f.read()))
+    for d in (D, index_dir(D)):
+        for name in sorted(os.listdir(d)):
+            p = d + "/" + name
+            if fsutil.is_dir(p):
+                continue
+            with open(p, "rb") as f:
+                out.append((p, f.read()))
     return out
 
 
@@ -370,7 +374,7 @@ def test_a_full_flash_still_answers_and_is_left_as_it_was():
             s.close()
             log = s.path(U1)
             if case == "no index":
-                os.remove(log + ".tix")
+                os.remove(tix_of(log))
             else:
                 with open(log, "ab") as f:  # as ESP-Claw appends (over a 4 KiB cluster of index)
                     for n in range(200):
@@ -386,7 +390,7 @@ def test_a_full_flash_still_answers_and_is_left_as_it_was():
             if kind == "fat" and case == "index behind":
                 # (FatFs keeps what fit of a failed append: the index is torn, which a
                 # search with room rebuilds; the log and every other file are as they were)
-                torn = file_name(U1) + ".tix"
+                torn = tix_of(D + "/" + file_name(U1))
                 after = [f for f in after if f[0] != torn]
                 before = [f for f in before if f[0] != torn]
             eq(after, before, "the flash as it was (%s, %s)" % (kind, case))
@@ -413,9 +417,8 @@ def test_on_a_full_flash_a_search_tries_one_index_write_not_one_per_file():
             for n in range(4):
                 turn(s, sid, n + i, pad="p" * 100)
         s.close()
-        for name in os.listdir(D):
-            if name.endswith(".tix"):
-                os.remove(D + "/" + name)
+        for name in os.listdir(index_dir(D)):
+            os.remove(index_dir(D) + "/" + name)
         filled = _fill()
         tries = []
         real = search_mod.indexer.update
@@ -456,12 +459,12 @@ def test_a_torn_index_on_a_full_flash_serves_up_to_its_last_whole_block():
                 turn(s, U1, n, pad="p" * 150)
             s.close()
         log = s.path(U1)
-        blks, _ = tix.blocks(log + ".tix")
+        blks, _ = tix.blocks(tix_of(log))
         ok(len(blks) >= 3, "(several blocks: %d)" % len(blks))
         want = Sessions(D).search("quokka boiler Hendrik", 6)
-        with open(log + ".tix", "rb") as f:
+        with open(tix_of(log), "rb") as f:
             whole = f.read()
-        with open(log + ".tix", "wb") as f:
+        with open(tix_of(log), "wb") as f:
             f.write(whole[:-5])  # the last block torn
         filled = _fill()
         scored = [0]
@@ -484,7 +487,7 @@ def test_a_torn_index_on_a_full_flash_serves_up_to_its_last_whole_block():
         _unfill(filled)
         eq([(h["offset"], h["score"]) for h in Sessions(D).search("quokka boiler Hendrik", 6)],
            [(h["offset"], h["score"]) for h in want], "%s: rebuilt once there is room" % kind)
-        ok(tix.blocks(log + ".tix")[0] is not None, "%s: the index whole again" % kind)
+        ok(tix.blocks(tix_of(log))[0] is not None, "%s: the index whole again" % kind)
         dev.unmount()
 
 
@@ -495,7 +498,7 @@ def test_the_tool_answers_on_a_full_flash():
     for n in range(6):
         turn(mem.sessions, sid, n)
     mem.sessions.close()
-    os.remove(mem.sessions.path(sid) + ".tix")
+    os.remove(tix_of(mem.sessions.path(sid)))
     _fill()
     tool = [t for t in mem.tools() if t.name == "memory_search"][0]
 
@@ -547,8 +550,8 @@ def test_a_session_removed_during_a_search_is_not_reported_unreadable():
         if isinstance(path, str) and "_u2_" in path and path.endswith(".log"):
             seen[0] += 1
             if seen[0] == 2:
-                for suffix in ("", ".idx", ".tix"):
-                    fsutil.remove(path + suffix)
+                for p in (path, path + ".idx", tix_of(path)):
+                    fsutil.remove(p)
         return open(path, mode)
 
     fsutil.open = held_mod.open = vanishing
@@ -628,7 +631,7 @@ def test_a_fat_log_whose_cluster_chain_is_broken_is_left_out_not_indexed_short()
     with open(log, "rb") as f:
         body = f.read()
     os.remove(log)
-    os.remove(log + ".tix")
+    os.remove(tix_of(log))
     bps = 512
     before = dev.image()
     with open(log, "wb") as f:
@@ -654,5 +657,5 @@ def test_a_fat_log_whose_cluster_chain_is_broken_is_left_out_not_indexed_short()
     got = Sessions(D, log=log_msgs.append).search("boiler", 5, [U1, U2], skipped)
     eq([h["session"] for h in got], [U2], "the other session's hit only")
     eq(skipped, [U1], "the broken log is reported left out")
-    eq(fsutil.exists(log + ".tix"), False, "no index of a prefix written")
+    eq(fsutil.exists(tix_of(log)), False, "no index of a prefix written")
     dev.unmount()

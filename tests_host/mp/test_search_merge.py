@@ -11,6 +11,7 @@ from search_cases import texts as _texts
 from search_cases import turn as _turn
 
 from claw_memory.session import Sessions, tix, tixmerge
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "8M"
 QUERIES = ("boiler Hendrik", "lookup result 17", "violin", "番茄", "noted 3", "turn 21",
@@ -18,7 +19,7 @@ QUERIES = ("boiler Hendrik", "lookup result 17", "violin", "番茄", "noted 3", 
 
 
 def _sizes(path):
-    return [b.n for b in tix.blocks(path + ".tix")[0]]
+    return [b.n for b in tix.blocks(tix_of(path))[0]]
 
 
 def _answers(s, sid=SID):
@@ -40,8 +41,8 @@ def _written(turns, pad="", after=None):
 
 def _named(path):
     # ([(offset, length)] the index of `path` names, [(offset, length)] of the file's lines)
-    with open(path + ".tix", "rb") as f:
-        named = [(off, ln) for b in tix.blocks(path + ".tix")[0] for off, ln, _ in b.records(f)]
+    with open(tix_of(path), "rb") as f:
+        named = [(off, ln) for b in tix.blocks(tix_of(path))[0] for off, ln, _ in b.records(f)]
     with open(path, "rb") as f:
         data = f.read()
     lines = []
@@ -61,8 +62,8 @@ def _stray(path):
     from claw_memory.session import remap
 
     out = []
-    with open(path + ".tix", "rb") as f:
-        for b in tix.blocks(path + ".tix")[0]:
+    with open(tix_of(path), "rb") as f:
+        for b in tix.blocks(tix_of(path))[0]:
             size = b.postings_size(f)
             f.seek(b.dir)
             raw = f.read(size)
@@ -75,9 +76,8 @@ def _stray(path):
 
 def _fresh_answers(size_limit=10 ** 6):
     # The answers from indexes written again from the files (merged by then)
-    for name in os.listdir(D):
-        if name.endswith(".tix"):
-            os.remove(D + "/" + name)
+    for name in os.listdir(index_dir(D)):
+        os.remove(index_dir(D) + "/" + name)
     return _answers(Sessions(D, size_limit=size_limit))
 
 
@@ -94,7 +94,7 @@ def test_close_merges_the_blocks_a_session_was_written_with():
     eq(sum(after), 60 * 4, "every record once (the last ones indexed at close)")
     ok(len(after) < len(before) and max(after) > tix.RECS, "merged: %r" % after)
     eq(_answers(Sessions(D)), want, "the same answers")
-    ok(os.stat(log + ".tix")[6] < os.stat(log)[6] * 15 // 100, "the index under 15% of its log")
+    ok(os.stat(tix_of(log))[6] < os.stat(log)[6] * 15 // 100, "the index under 15% of its log")
     dev.unmount()
 
 
@@ -115,7 +115,7 @@ def test_a_session_leaving_the_cache_is_merged_and_one_small_block_waits():
     sizes = _sizes(s.path(sids[0]))
     eq(len(sizes), 2, "left the cache: a merged block and the one appended after: %r" % sizes)
     ok(sizes[0] > tix.RECS >= sizes[1], "(one of each)")
-    eq(tixmerge.settle(s.path(sids[0]) + ".tix", None), False, "one small block: nothing to do")
+    eq(tixmerge.settle(tix_of(s.path(sids[0])), None), False, "one small block: nothing to do")
     dev.unmount()
 
 
@@ -131,9 +131,9 @@ def test_a_compaction_of_a_merged_index_answers_as_a_fresh_index():
     ok(max(_sizes(log)) > tix.RECS, "(merged)")
     s = Sessions(D, size_limit=12000)
     eq(s.compact(SID), None, "compacted")
-    segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    segs = [D + "/" + n[:-4] for n in os.listdir(index_dir(D)) if ".arc" in n]
     eq(len(segs), 1, "one segment")
-    eq(len(tix.blocks(segs[0] + ".tix")[0]), 1, "the segment's index merged at its commit")
+    eq(len(tix.blocks(tix_of(segs[0]))[0]), 1, "the segment's index merged at its commit")
     for path in (log, segs[0]):  # (as the compaction wrote them: not made again by a search)
         named, lines = _named(path)
         eq(named, lines, "%s: its index names its records" % path[-12:])
@@ -205,13 +205,13 @@ def test_a_damaged_merged_block_is_written_again():
         _turn(s, SID, i)
     s.close()
     log = s.path(SID)
-    b = tix.blocks(log + ".tix")[0][0]
+    b = tix.blocks(tix_of(log))[0][0]
     ok(b.n > tix.RECS, "(a merged block)")
-    with open(log + ".tix", "rb") as f:
+    with open(tix_of(log), "rb") as f:
         raw = bytearray(f.read())
         table = b.dir + b.postings_size(f)  # (its first entries: every candidate's lookup)
     raw[table : table + 40] = b"\x85" * 40
-    with open(log + ".tix", "wb") as f:
+    with open(tix_of(log), "wb") as f:
         f.write(raw)
     eq(_texts(Sessions(D).search("boiler Hendrik", 1, [SID]))[0][1][:8], "turn 51:", "found")
     eq(_sizes(log), [b.n], "written again, merged")
@@ -263,7 +263,7 @@ def test_a_compaction_holds_no_more_postings_of_a_merged_block_than_a_block_hold
         _turn(s, SID, i, tool=False, pad=_words(i, 300))
     s.close()
     log = s.path(SID)
-    big = [b for b in tix.blocks(log + ".tix")[0] if b.n <= tix.RECS and b.sumdl > tix.POSTS]
+    big = [b for b in tix.blocks(tix_of(log))[0] if b.n <= tix.RECS and b.sumdl > tix.POSTS]
     ok(big, "(merged blocks of few records and many postings)")
     most = [0]
     block = tix.Builder.block
@@ -294,8 +294,8 @@ def test_a_merge_cut_in_a_segment_leaves_nothing_once_the_session_is_deleted():
     s.close()
     s = Sessions(D, size_limit=12000)
     eq(s.compact(SID), None, "compacted")
-    seg = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")][0]
-    with open(seg + ".tix.tmp", "wb") as f:
+    seg = [D + "/" + n[:-4] for n in os.listdir(index_dir(D)) if ".arc" in n][0]
+    with open(tix_of(seg) + ".tmp", "wb") as f:
         f.write(tix.MAGIC + b"TB")
     s.close()
     s = Sessions(D)
@@ -338,12 +338,12 @@ def test_a_merge_ending_in_a_short_block_probes_the_merged_range():
         s.persist(SID, [(2, None, "k")], turn_completed=True)
 
     dev, s, log = _written(40, after=short)
-    blks = tix.blocks(log + ".tix")[0]
+    blks = tix.blocks(tix_of(log))[0]
     ok(blks[-1].end - blks[-1].start < 256 and len(blks) > 1, "(a short last block)")
     tixmerge.settle_file(log)
     with open(log, "rb") as f:
         size = f.seek(0, 2)
-        merged, _ = tix.blocks(log + ".tix", size, f)
+        merged, _ = tix.blocks(tix_of(log), size, f)
     ok(merged and len(merged) == 1, "merged, and it matches its log")
     dev.unmount()
 
@@ -355,7 +355,7 @@ def test_a_segment_is_merged_when_its_compaction_commits():
     ok(len(_sizes(log)) > 2, "(small blocks)")
     s = Sessions(D, size_limit=12000)
     eq(s.compact(SID), None, "compacted")
-    segs = [D + "/" + n[:-4] for n in os.listdir(D) if ".arc" in n and n.endswith(".tix")]
+    segs = [D + "/" + n[:-4] for n in os.listdir(index_dir(D)) if ".arc" in n]
     sizes = _sizes(segs[0])
     ok(len(sizes) == 1 and sizes[0] > tix.RECS, "the segment's index merged: %r" % sizes)
     eq(_named(segs[0])[0], _named(segs[0])[1], "its records")

@@ -14,6 +14,7 @@ import claw_memory
 from claw_memory import fsutil
 from claw_memory.session import archive as arc
 from claw_memory.session import file_name
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "16M"
 SLOW = True  # a matrix over every cut: the slow tier
@@ -287,9 +288,8 @@ def _rebuild_matrix(config, torn):
     def prepare():
         mem = _open()
         want = [mem.search(q, 5, session=SID) for q in queries]
-        for name in os.listdir(D):
-            if name.endswith(".tix"):
-                os.remove(D + "/" + name)
+        for name in os.listdir(index_dir(D)):
+            os.remove(index_dir(D) + "/" + name)
         return want
 
     def check(n, want):
@@ -322,7 +322,7 @@ def _repair_archive_matrix(config, torn):
             f.write(b"\n".join(ln for ln in lines if not ln.startswith(b"%d " % seq)))
         with open(D + "/" + stray, "wb") as f:
             f.write(b'{"role":"user","content":"gone"}\n')
-        with open(D + "/" + file_name(SID) + ".arc77.tix", "wb") as f:
+        with open(tix_of(D + "/" + file_name(SID) + ".arc77"), "wb") as f:
             f.write(b"CTIX")
         ok([(k, n) for k, n, w in _present(_open())] != want, "(a segment no longer listed)")
         return want
@@ -334,7 +334,8 @@ def _repair_archive_matrix(config, torn):
             eq(tags.count(t), 1, "cut %d: record %r once" % (n, t))
         mem.sessions.repair()
         eq([(k, m) for k, m, w in _present(mem)], want, "cut %d: then the session as before" % n)
-        eq([x for x in os.listdir(D) if x == stray or x.endswith(".arc77.tix")], [], "cut %d: strays" % n)
+        eq([x for x in os.listdir(D) if x == stray], [], "cut %d: the stray" % n)
+        eq([x for x in os.listdir(index_dir(D)) if x.endswith(".arc77.tix")], [], "cut %d: its index" % n)
         eq(mem.sessions.repair(), {"missing": [], "relisted": [], "removed": []},
            "cut %d: nothing left to repair" % n)
 
@@ -362,8 +363,8 @@ def _merge_matrix(config, torn):
     def prepare():
         mem = _open()
         want = [mem.search(q, 5, session=SID) for q in queries]
-        files[:] = [D + "/" + n[:-4] for n in sorted(os.listdir(D)) if n.endswith(".tix")]
-        ok(any(len(tix.blocks(p + ".tix")[0]) > 1 for p in files), "(blocks to merge)")
+        files[:] = [D + "/" + n[:-4] for n in sorted(os.listdir(index_dir(D)))]
+        ok(any(len(tix.blocks(tix_of(p))[0]) > 1 for p in files), "(blocks to merge)")
         return want
 
     def merge():

@@ -10,6 +10,7 @@ from mptest import eq, ok, raises
 from claw_memory import fsutil, session
 from claw_memory.core import SessionBlocked
 from claw_memory.session import BLOCK_TEXT, Sessions
+from claw_memory.session.format import index_dir, tix as tix_of
 
 HEAP = "8M"
 D = "/flash/sessions"
@@ -111,9 +112,12 @@ def test_persist_writes_esp_claw_format():
                                session.file_name(sid) + ".pending"],
        "a completed turn leaves the pair and the stale pending file")
     s.close()
-    eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx",
-                               session.file_name(sid) + ".tix"],
-       "close() leaves exactly ESP-Claw's pair, and our text index (a name ESP-Claw never opens)")
+    eq(sorted(os.listdir(D)), [session.file_name(sid), session.file_name(sid) + ".idx"],
+       "close() leaves exactly ESP-Claw's pair in the sessions folder")
+    eq(os.listdir(index_dir(D)), [session.file_name(sid) + ".tix"],
+       "and our text index in a folder of its own (one ESP-Claw never opens)")
+    eq(tix_of(log), index_dir(D) + "/" + session.file_name(sid) + ".tix", "named after the log")
+    eq(index_dir(D), "/flash/search_index", "beside the sessions folder")
     eq(_read(log).split(b"\n")[0], '{"role":"user","content":"héllo"}'.encode(), "text record shape")
     ents = _esp_validate(log)
     eq([(t, f) for _, _, t, f in ents], [(1, 1), (3, 2), (4, 2), (2, 0)], "types and backend formats")
@@ -571,9 +575,10 @@ def test_a_deleted_session_leaves_none_of_its_files():
     s.close()
     name = session.file_name("a")
     have = sorted(n for n in os.listdir(D) if n.startswith(name))
-    ok(name + ".tix" in have and name + ".pending" in have, "(its files: %r)" % have)
+    ok(name + ".pending" in have and fsutil.exists(tix_of(D + "/" + name)), "(its files: %r)" % have)
     eq(s.delete("a"), True, "deleted")
     eq([n for n in os.listdir(D) if n.startswith(name)], [], "no file of it left")
+    eq(os.listdir(index_dir(D)), [], "nor its text index")
     eq(s.search("unfinished user"), [], "nothing of it found")
     dev.unmount()
 

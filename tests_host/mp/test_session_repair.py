@@ -7,7 +7,7 @@ import struct
 
 from flashsim import mount
 from mptest import eq, ok
-from turns import (SID, call as _call, esp_replay as _esp_replay, final as _final, log as _log,
+from turns import (D, SID, call as _call, esp_replay as _esp_replay, final as _final, log as _log,
                    result as _result, tags as _tags, turn as _turn, user as _user)
 
 import claw_memory
@@ -155,13 +155,15 @@ def test_repair_of_a_log_whose_only_damage_is_a_torn_tail_removes_it():
 def test_verify_names_a_leftover_of_an_interrupted_rewrite_and_leaves_it():
     # A journal or a temp file that an interrupted rewrite left beside the log: verify names
     # it and removes nothing (the next write settles it).
-    for suffix in (".commit", ".tmp", ".idx.tmp", ".pending.tmp", ".tix.tmp"):
+    name = _log().rsplit("/", 1)[-1]
+    for left in [name + s for s in (".commit", ".tmp", ".idx.tmp", ".pending.tmp")] + [
+            "../search_index/%s.tix.tmp" % name]:  # (the text index's, in its own folder)
         dev = _closed_session(2)
-        _write(_log() + suffix, b"x")
+        _write(D + "/" + left, b"x")
         mem = claw_memory.open("/flash")
         rep = mem.sessions.verify(SID)
-        eq(rep["leftovers"], [_log().rsplit("/", 1)[-1] + suffix], suffix + ": named")
-        ok(fsutil.exists(_log() + suffix), suffix + ": left where it is")
+        eq(rep["leftovers"], [left.replace("../", "")], left + ": named")
+        ok(fsutil.exists(D + "/" + left), left + ": left where it is")
         dev.unmount()
 
 

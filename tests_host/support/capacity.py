@@ -221,9 +221,10 @@ def run(root, free_kib, how="", only="", mode="full"):
         # The 150 KiB session's text index gone: the search writes it again from the log
         # (session/indexer.py, 1 KiB pieces), then ranks and verifies its hits.
         from claw_memory.session import file_name
+        from claw_memory.session.format import tix as tix_of
 
         try:
-            os.remove(root + "/sessions/" + file_name(sid) + ".tix")
+            os.remove(tix_of(root + "/sessions/" + file_name(sid)))
         except OSError:  # (a run cut short by a smaller heap left none: the search writes it)
             pass
         if not mem.search("open the window before the guests", 5, session=sid):

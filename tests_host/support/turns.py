@@ -14,10 +14,9 @@ SID = "chat:web:local:gaps_01"
 
 
 def espclaw_files(names):
-    """The names ESP-Claw knows among a sessions folder's: ours (text indexes, archive
-    segments, the archive catalog) left out."""
-    return sorted(n for n in names if not (n.endswith(".tix") or ".log.arc" in n
-                                           or n == "archive.list"))
+    """The names ESP-Claw knows among a sessions folder's: ours (archive segments, the
+    archive catalog) left out."""
+    return sorted(n for n in names if not (".log.arc" in n or n == "archive.list"))
 
 
 def log(sid=SID):
