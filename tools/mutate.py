@@ -60,7 +60,8 @@ _TRUST = [_MP + "test_undo.py", _MP + "test_provenance.py", _MP + "test_expiry.p
           "tests_host/test_prompt_unchanged.py"]
 _SEARCH = [_MP + "test_search.py", _MP + "test_search_edges.py", _MP + "test_search_merge.py",
            _MP + "test_search_powercut.py",
-           _MP + "test_search_faults.py", _MP + "test_search_kept.py", "tests_host/test_text_cpython.py",
+           _MP + "test_search_faults.py", _MP + "test_search_kept.py", _MP + "test_search_folder.py",
+           "tests_host/test_text_cpython.py",
            _MP + "test_provenance.py",
            "tests_host/test_search_bench.py", "tests_host/test_search_heap32.py"]
 _LLM_MP = "tests_host/test_llm_mp.py"
@@ -71,7 +72,8 @@ TESTS = {
                                     _MP + "test_incognito.py", _MP + "test_search.py",
                                     _MP + "test_search_edges.py", _MP + "test_search_merge.py"],
     "session/restore": ["tests_host/test_cli.py", "tests_host/test_bundle_fields.py"],
-    "session/recatalog": ["tests_host/test_cli.py", _MP + "test_search_powercut.py"],
+    "session/recatalog": ["tests_host/test_cli.py", _MP + "test_search_powercut.py", _MP + "test_search_folder.py"],
+    "session/relocate": _SEARCH,
     "session/listing": _SESSION + [_MP + "test_inspect.py", _MP + "test_search.py", _MP + "test_search_edges.py"],
     "session/stream": _STREAM,
     "session/plan": _STREAM,

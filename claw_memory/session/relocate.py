@@ -14,8 +14,9 @@ from . import format as fmt_
 def make(directory):
     """Make the folder of the sessions folder `directory`'s text indexes
     (`format.index_dir`). Indexes in `directory` itself (where versions before it kept them)
-    are moved into it, their unfinished rewrites removed. The files go into a folder of a
-    temporary name renamed at the end: a power cut leaves the move to be done again."""
+    are moved into it (each copied whole, then removed), their unfinished rewrites removed.
+    The files go into a folder of a temporary name renamed at the end: a power cut leaves
+    the move to be done again."""
     ixd = fmt_.index_dir(directory)
     tmp = ixd + fsutil.TMP
     fsutil.makedirs(tmp)
@@ -25,10 +26,15 @@ def make(directory):
             if not is_dir and (name.endswith(fmt_.TIX) or name.endswith(fmt_.TIX + fsutil.TMP)):
                 names.append(name)
     for name in names:
+        src = directory + "/" + name
         if name.endswith(fmt_.TIX):
-            fsutil.wrote(directory + "/" + name)
-            os.rename(directory + "/" + name, tmp + "/" + name)
-        else:
-            fsutil.remove(directory + "/" + name)
+            # Copied, not renamed: littlefs renames across folders in two commits, and a
+            # cut between them hid a neighbour of the old name (a log) until its next write.
+            fsutil.wrote(tmp + "/" + name)
+            with open(src, "rb") as f, open(tmp + "/" + name, "wb") as g:
+                out = fsutil.Buffered(g)
+                out.copy(f, 0, f.seek(0, 2))
+                out.flush()
+        fsutil.remove(src)
     fsutil.wrote(ixd)
     os.rename(tmp, ixd)

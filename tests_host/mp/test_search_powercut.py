@@ -307,6 +307,37 @@ def test_an_index_rebuild_cut_anywhere_searches_the_same_afterwards():
     _every_config(_rebuild_matrix)
 
 
+def _relocate_matrix(config, torn):
+    # An older version's root (its text indexes beside the logs, no folder of their own):
+    # the first index written moves them into the folder; a cut anywhere in the move leaves
+    # the same answers, and the next search finishes it.
+    queries = [WORDS[n] for n in range(len(WORDS))]
+
+    def prepare():
+        mem = _open()
+        want = [mem.search(q, 5, session=SID) for q in queries]
+        for name in os.listdir(index_dir(D)):
+            os.rename(index_dir(D) + "/" + name, D + "/" + name)
+        os.rmdir(index_dir(D))
+        return want
+
+    def check(n, want):
+        mem = _open()
+        eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
+        eq([x for x in os.listdir(D) if ".tix" in x], [], "cut %d: none left beside the logs" % n)
+        eq(sorted(x for x in os.listdir("/flash") if x.startswith("search")), ["search_index"],
+           "cut %d: the folder made whole" % n)
+
+    total = _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)
+    ok(total > 3, "the move writes")
+    return total
+
+
+@timeout(900)
+def test_moving_an_older_versions_indexes_cut_anywhere_searches_the_same_afterwards():
+    _every_config(_relocate_matrix)
+
+
 def _repair_archive_matrix(config, torn):
     # The catalog damaged (the line of one segment lost), a stray segment of no session and
     # the text index of no segment: repair() (no session) lists the segment again and removes the
