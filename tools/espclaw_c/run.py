@@ -252,15 +252,18 @@ mem.store.store("The user walks the dog at seven", tags="routine,pets", keywords
 mem.store.store("The user's sister is called Ana", tags="family", keywords="sister", by=mem.by(%r, "user a13"))
 mem.close()
 import os
-out(files=sorted(os.listdir(ROOT + "/sessions")), arch=[h["session"] for h in
+out(files=sorted(os.listdir(ROOT + "/sessions")), tix=sorted(os.listdir(ROOT + "/search_index")),
+    arch=[h["session"] for h in
     claw_memory.open(ROOT).search("a0 lookup", limit=50) if h["archived"]])
 """ % (SID_A, SID_W, SID_W, SID_P, SID_P, SID_Q, SID_Q, SID_A), runtime)
     files = r[0]["files"]
     c.ok(any(".arc" in n for n in files), "our compaction made an archive segment: %r" % files)
-    c.ok(any(n.endswith(".tix") for n in files), "text indexes present")
+    tix = r[0]["tix"]
+    c.ok(tix and all(n.endswith(".tix") for n in tix), "text indexes present, in their folder: %r" % tix)
     c.ok(any(n.endswith(".pending") for n in files), "a pending turn present")
     snap = {n: _read(os.path.join(root, "sessions", n)) for n in files
             if not os.path.isdir(os.path.join(root, "sessions", n))}
+    snap.update({"../search_index/" + n: _read(os.path.join(root, "search_index", n)) for n in tix})
 
     esp = EspClaw(binary, root)
     # ESP-Claw reads every session as it builds a request.
@@ -310,7 +313,7 @@ out(files=sorted(os.listdir(ROOT + "/sessions")), arch=[h["session"] for h in
          "ESP-Claw reset nothing: %s" % "\n".join(ln for ln in log.splitlines()
                                                   if "Reset" in ln or "Reinit" in ln))
     for n, b in snap.items():  # ESP-Claw never touches our files
-        if n.endswith((".tix", ".pending")) or ".arc" in n or n == "archive.list":
+        if n.startswith("../search_index/") or n.endswith(".pending") or ".arc" in n or n == "archive.list":
             p = os.path.join(root, "sessions", n)
             c.ok(os.path.exists(p) and _read(p) == b, "ESP-Claw left our %s as it was" % n)
 

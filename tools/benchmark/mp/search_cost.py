@@ -25,6 +25,7 @@ from readtrace import Trace
 import claw_memory
 
 D = "/flash/sessions"
+IX = "/flash/search_index"  # (session/format.py: index_dir)
 
 
 def _events(path):
@@ -65,15 +66,16 @@ def build(a):
 def sizes():
     """{logs, segments, logs' indexes, segments' indexes}: bytes."""
     out = {"logs": 0, "segments": 0, "log_tix": 0, "segment_tix": 0}
-    for name in os.listdir(D):
-        n = os.stat(D + "/" + name)[6]
-        arc = ".log.arc" in name
-        if name.endswith(".tix"):
-            out["segment_tix" if arc else "log_tix"] += n
-        elif arc:
-            out["segments"] += n
-        elif name.endswith(".log"):
-            out["logs"] += n
+    for d in (D, IX):
+        for name in os.listdir(d):
+            n = os.stat(d + "/" + name)[6]
+            arc = ".log.arc" in name
+            if name.endswith(".tix"):
+                out["segment_tix" if arc else "log_tix"] += n
+            elif arc:
+                out["segments"] += n
+            elif name.endswith(".log"):
+                out["logs"] += n
     return out
 
 
@@ -201,12 +203,13 @@ def main(a):
         above = max(above, m.above)
     native = {}
     if a.get("host_dir"):
-        for p in ("/memory", "/sessions", "/sessions/chat_map"):
+        for p in ("/memory", "/sessions", "/sessions/chat_map", "/search_index"):
             try:
                 os.mkdir(a["host_dir"] + p)
             except OSError:
                 pass
         _copy_out("/flash/sessions", a["host_dir"] + "/sessions")
+        _copy_out(IX, a["host_dir"] + "/search_index")
         _copy_out("/flash/memory", a["host_dir"] + "/memory")
         host = claw_memory.open(a["host_dir"], extract=False, session_limit=a["session_limit"])
         host.search("warm up", 5)
