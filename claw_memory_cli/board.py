@@ -92,6 +92,11 @@ _listing(%r)
 """
 
 
+def listing_script(root):
+    """The MicroPython script that prints the listing of the data root `root`'s folders."""
+    return _LISTING % (guard.TOPS, root)
+
+
 # Run before each write or removal: a memory the board's program keeps open (the REPL's,
 # main.py's after an interrupt) takes its sessions' files as it checked them until the
 # library writes (claw_memory/session/sessions.py, _open); these writes are not the
@@ -185,7 +190,7 @@ class Board:
     def listing(self, root):
         """(dirs, [(path, size)]) of the data root's folders (`guard.TOPS`) under `root`
         (paths relative to it), or None when `root` does not exist on the board."""
-        return parse_listing(self.exec(_LISTING % (guard.TOPS, root), timeout=600))
+        return parse_listing(self.exec(listing_script(root), timeout=600))
 
     def read(self, path, step=None):
         """The bytes of a file on the board; `step(n)` after every chunk."""

@@ -38,7 +38,7 @@ def run(args):
                        "(or set MICROPYTHON=/path/to/micropython)", EXIT_TOOL)
     if os.path.exists(root):  # a kept demo's data root, replaced: nothing else
         guard.removable(root, *guard.listing(root), "demo --keep")
-        other = sorted(set(os.listdir(root)) - {"sessions", "memory"})
+        other = sorted(set(os.listdir(root)) - set(guard.TOPS))
         if other:
             raise CliError("--keep %s: %s holds more than a data root (%s): nothing removed"
                            % (args.keep, root, ", ".join(other[:5])))

@@ -37,14 +37,19 @@ def cmd_export(args):
 
 
 _BOARD_SWAP = board._RMTREE + """
-src, root = %r, %r
-for name in ("sessions", "memory"):
+src, root, names = %r, %r, %r
+for name in names:
     dst = root + "/" + name
     rmtree(dst + ".replaced")
     try:
         os.rename(dst, dst + ".replaced")
     except OSError:
         pass
+    try:
+        os.stat(src + "/" + name)
+    except OSError:  # (the text indexes: derived, made by the first search if not staged)
+        rmtree(dst + ".replaced")
+        continue
     os.rename(src + "/" + name, dst)
     rmtree(dst + ".replaced")
 os.rmdir(src)
@@ -75,7 +80,7 @@ def cmd_import(args):
                 tmp_dir = base + "/claw_import.tmp"
                 b.rmtree(tmp_dir)
                 b.push(local, tmp_dir, where)
-                out = b.exec(_BOARD_SWAP % (tmp_dir, base), timeout=120)
+                out = b.exec(_BOARD_SWAP % (tmp_dir, base, guard.TOPS), timeout=120)
             if "CLAW-IMPORT-OK" not in out:
                 raise CliError("the board did not confirm the import: %s" % out.strip()[-200:])
         finally:

@@ -554,7 +554,11 @@ def test_offline_demo_end_to_end(tmp_path):
     assert "User lives in Lisbon" not in inspected.split("== items ==", 1)[1], "forgotten everywhere"
     assert "User is allergic to peanuts" in inspected
     assert "The demo's data root is kept in %s: try `claw-memory inspect %s`" % (keep / "root", keep / "root") in out
-    assert os.path.isdir(keep / "root" / "sessions")
+    assert sorted(os.listdir(keep / "root")) == ["memory", "search_index", "sessions"]
+    # run again: the kept data root (its text indexes' folder too) is replaced
+    r = subprocess.run([sys.executable, "-m", "claw_memory_cli.main", "demo", "--keep", str(keep)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
 
 
 def test_demo_without_keep_says_how_to_keep(monkeypatch, capsys):

@@ -188,7 +188,7 @@ def test_the_board_listing_of_2000_sessions_fits_a_board(port32_plain, tmp_path)
         (root / "sessions" / name).write_bytes(b'{"role":"user","content":"hi"}\n' * (1 + k % 3))
         (root / "sessions" / (name + ".idx")).write_bytes(b"CHDX\x01\x00\x0a\x00")
     script = tmp_path / "listing.py"
-    script.write_text(board._LISTING % str(root))
+    script.write_text(board.listing_script(str(root)))
     r = subprocess.run([port32_plain, "-X", "heapsize=%dK" % BOARD_KIB, str(script)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-500:] + r.stderr
