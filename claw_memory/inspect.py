@@ -291,6 +291,7 @@ def stats(root=None, rows=False, mem=None):
     `rows=True`: {"layers": [..], "sessions": [..]}."""
     from ._compat import dumps
     from .core import Request
+    from .session.format import index_dir
 
     mem = _mem(root, mem)
     tot = [0, 0]  # records, most tokens
@@ -327,7 +328,7 @@ def stats(root=None, rows=False, mem=None):
     budget = mem.sessions.history_tokens
     profile_bytes = sum(size(mem.profile.path(n)) for n in ("user", "soul", "identity"))
     layers = [
-        {"layer": "sessions", "bytes": size(mem.layout.sessions),
+        {"layer": "sessions", "bytes": size(mem.layout.sessions) + size(index_dir(mem.layout.sessions)),
          "records": tot[0], "tokens": min(tot[1], budget) if budget else tot[1]},
         {"layer": "profile", "bytes": profile_bytes, "records": 3, "tokens": tokens("Editable Profile Memory")},
         {"layer": "long-term", "bytes": size(mem.layout.memory) - profile_bytes,

@@ -7,7 +7,8 @@ from ._compat import ENOENT, MICROPYTHON, const
 from .fsutil import exists, is_dir, makedirs
 
 # MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
-# "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes), so the root gets the rest.
+# "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes; a segment's text index rewrite,
+# "/search/s_<24>_<8>.log.arc<N>.tix.tmp", is 59 and N's digits), so the root gets the rest.
 _MAX_ROOT = const(61)
 
 STORE_RECORDS = "memory_records.jsonl"  # the long-term store's journal; a FULL root has it

@@ -347,7 +347,7 @@ def read(path):
 
 
 def _swap(target, staging):
-    """Replace the data root's sessions/, memory/ and search_index/ by the staging folder's,
+    """Replace the data root's sessions/, memory/ and search/ by the staging folder's,
     all or nothing: the old ones go aside first, and a failure puts them back. Only those
     folders are replaced, as on a board: anything else in `target` stays. (The text indexes
     are derived, and hold the words of the sessions they index: the old ones go too.)"""

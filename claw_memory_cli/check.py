@@ -15,7 +15,7 @@ import os
 import claw_memory
 from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
-from claw_memory.session.format import IDX, INDEXES, LEFTOVERS, PEND, segment_of
+from claw_memory.session.format import IDX, INDEXES, LEFTOVERS, PEND, TIX, TMP, segment_of
 
 from .ui import plural
 
@@ -110,6 +110,9 @@ def session_problems(name, r, before, after):
         why = {PEND: " (pending turn reconciled with the log)", "": "",
                IDX: " (a torn or extra index entry)"}.get(suffix, " (leftover of an interrupted write)")
         out.append("%s%s: %s by repair%s" % (name, suffix, what, why))
+    for left in r.get("leftovers", ()):  # (the text index's rewrite, in its own folder)
+        if left.startswith(INDEXES + "/"):
+            out.append("%s: settled by repair (leftover of an interrupted write)" % left)
     return out
 
 
@@ -141,7 +144,11 @@ def archive_problems(r):
 
 
 def _file_of(problem):
-    return problem.split(": ", 1)[0][len("sessions/"):] if problem.startswith("sessions/") else None
+    path = problem.split(": ", 1)[0]
+    for top in ("sessions/", INDEXES + "/"):
+        if path.startswith(top):
+            return path[len(top):]
+    return None
 
 
 def examine(copy):
@@ -166,7 +173,7 @@ def examine(copy):
 def needs(report, problems):
     """(session files, store?, archive?) that the problems are about: what repair must touch."""
     named = {_file_of(p) for p in problems}
-    files = sorted(f for f in report["sessions"] if any(f + s in named for s in _SUFFIXES))
+    files = sorted(f for f in report["sessions"] if any(f + s in named for s in _SUFFIXES + (TIX + TMP,)))
     store = any(p.startswith("memory/") for p in problems)
     archive = any(n and segment_of(n) for n in named) or any(p.startswith(INDEXES + "/") for p in problems)
     return files, store, archive

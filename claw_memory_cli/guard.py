@@ -1,7 +1,8 @@
 """The rule of every command that removes files: only from a data root, only its own files.
 
 A data root is a folder with `sessions/` or `memory/` that holds nothing but the files
-claw_memory and ESP-Claw write there, and our `search_index/` (docs/FORMAT.md lists them). A command about to delete
+claw_memory and ESP-Claw write there, and our `search/` (docs/FORMAT.md lists
+them). A command about to delete
 or replace files (`wipe`, `import --replace`, `demo --keep`) refuses any other folder, and a
 data root with a file of the user's inside, with a message that names it; it deletes nothing.
 """

@@ -4,6 +4,8 @@ import os
 import shutil
 import tempfile
 
+from claw_memory.session.format import INDEXES
+
 from . import board, bundle, guard, roots, ui
 from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, say
 
@@ -80,7 +82,10 @@ def cmd_import(args):
                 tmp_dir = base + "/claw_import.tmp"
                 b.rmtree(tmp_dir)
                 b.push(local, tmp_dir, where)
-                out = b.exec(_BOARD_SWAP % (tmp_dir, base, guard.TOPS), timeout=120)
+                # (the text indexes first: derived, and holding the words of the sessions
+                # replaced, they must not outlive them if the swap stops half-way)
+                names = tuple(sorted(guard.TOPS, key=lambda n: n != INDEXES))
+                out = b.exec(_BOARD_SWAP % (tmp_dir, base, names), timeout=120)
             if "CLAW-IMPORT-OK" not in out:
                 raise CliError("the board did not confirm the import: %s" % out.strip()[-200:])
         finally:

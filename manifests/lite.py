@@ -45,7 +45,6 @@ package(
         "session/plan.py",
         "session/ram.py",
         "session/recatalog.py",
-        "session/relocate.py",
         "session/remap.py",
         "session/repair.py",
         "session/replay.py",

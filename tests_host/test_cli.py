@@ -135,7 +135,7 @@ def test_verify_and_repair_the_archive(tmp_path, capsys):
     cat = (d / "archive.list").read_bytes().split(b"\n")
     (d / "archive.list").write_bytes(b"\n".join(l for l in cat if not l.startswith(b"%d " % int(segs[1].rsplit("arc", 1)[1]))))
     (d / "s_chat_web_other_0_00000000.log.arc99").write_bytes(b'{"role":"user","content":"orphan"}\n')
-    (root / "search_index" / (log + ".arc77.tix")).write_bytes(b"CTIX")
+    (root / "search" / (log + ".arc77.tix")).write_bytes(b"CTIX")
     before = _digest(root)
     rc, out, _ = _run(capsys, "verify", str(root), "--json")
     data = json.loads(out)
@@ -143,7 +143,7 @@ def test_verify_and_repair_the_archive(tmp_path, capsys):
         "sessions/%s: listed in archive.list but missing (its archived turns are gone), dropped from the list" % segs[0],
         "sessions/%s: an archive segment archive.list does not name (a damaged list), listed again" % segs[1],
         "sessions/s_chat_web_other_0_00000000.log.arc99: an archive file of no listed segment or session, removed",
-        "search_index/%s.arc77.tix: a text index of no log or segment, removed" % log], data
+        "search/%s.arc77.tix: a text index of no log or segment, removed" % log], data
     assert _digest(root) == before, "verify wrote nothing"
     said = re.search(rb"turn [0-9]+: the word zq[0-9]+", (d / segs[1]).read_bytes()).group().decode()
     word = said.rsplit(" ", 1)[1]
@@ -154,7 +154,7 @@ def test_verify_and_repair_the_archive(tmp_path, capsys):
     rc, out, _ = _run(capsys, "verify", str(root))
     assert rc == 0 and "nothing to repair" in out, out
     assert not (d / "s_chat_web_other_0_00000000.log.arc99").exists()
-    assert not (d / (log + ".arc77.tix")).exists()
+    assert not (root / "search" / (log + ".arc77.tix")).exists()
     assert _segments(d) == segs[1:]
     mem = claw_memory.open(str(root), extract=False)
     got = mem.search(word, 5)
@@ -554,7 +554,7 @@ def test_offline_demo_end_to_end(tmp_path):
     assert "User lives in Lisbon" not in inspected.split("== items ==", 1)[1], "forgotten everywhere"
     assert "User is allergic to peanuts" in inspected
     assert "The demo's data root is kept in %s: try `claw-memory inspect %s`" % (keep / "root", keep / "root") in out
-    assert sorted(os.listdir(keep / "root")) == ["memory", "search_index", "sessions"]
+    assert sorted(os.listdir(keep / "root")) == ["memory", "search", "sessions"]
     # run again: the kept data root (its text indexes' folder too) is replaced
     r = subprocess.run([sys.executable, "-m", "claw_memory_cli.main", "demo", "--keep", str(keep)],
                        capture_output=True, text=True, timeout=300)
@@ -721,8 +721,8 @@ def test_wipe_one_layer_or_all_with_confirmation(tmp_path, capsys, monkeypatch):
     assert rc == 0 and "wiped the sessions layer" in out
     assert "wipe the sessions layer of the data root at %s: 5 files" % root in err  # (.tix too)
     files = _files(root)
-    assert not [f for f in files if f.startswith(("sessions", "search_index"))], files
-    assert os.path.isdir(root / "sessions") and os.path.isdir(root / "search_index")
+    assert not [f for f in files if f.startswith(("sessions", "search"))], files
+    assert os.path.isdir(root / "sessions") and os.path.isdir(root / "search")
     assert "memory/memory_records.jsonl" in files and "memory/user.md" in files
     rc, out, _ = _run(capsys, "wipe", str(root), "--layer", "profile", "--yes")
     assert rc == 0 and [f for f in _files(root) if f.endswith(("user.md", "soul.md", "identity.md"))] == []
@@ -730,7 +730,7 @@ def test_wipe_one_layer_or_all_with_confirmation(tmp_path, capsys, monkeypatch):
     assert rc == 0 and _files(root) == []
     rc, out, _ = _run(capsys, "wipe", str(root), "--yes")
     assert rc == 0 and "nothing to wipe" in out
-    assert sorted(os.listdir(root)) == ["memory", "search_index", "sessions"], "still a data root"
+    assert sorted(os.listdir(root)) == ["memory", "search", "sessions"], "still a data root"
     rc, out, _ = _run(capsys, "inspect", str(root), "--json")
     assert rc == 0 and json.loads(out)["items"] == []
     _build(tmp_path / "two")

@@ -161,11 +161,11 @@ def test_wipe_on_the_board(board, capsys):
     rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "--layer", "sessions", "--yes")
     assert rc == 0 and "wiped the sessions layer of %s:%s: 4 files" % (board.port, root) in out, out
     assert _mp(board, "import os; print(os.listdir(%r))" % (root + "/sessions")).strip() == "[]"
-    assert _mp(board, "import os; print(os.listdir(%r))" % (root + "/search_index")).strip() == "[]"
+    assert _mp(board, "import os; print(os.listdir(%r))" % (root + "/search")).strip() == "[]"
     rc, out, err = _cli(capsys, "wipe", "-p", board.port, "--device-root", root, "-y")
     assert rc == 0 and "wiped every layer" in out
     assert _mp(board, "import os; print(sorted(os.listdir(%r)), os.listdir(%r))" % (
-        root, root + "/memory")).strip() == "['memory', 'search_index', 'sessions'] []"
+        root, root + "/memory")).strip() == "['memory', 'search', 'sessions'] []"
 
 
 def test_a_memory_kept_open_on_the_board_sees_what_board_commands_changed(board, capsys):

@@ -69,7 +69,7 @@ def test_using_it_runs_offline_under_the_unix_port_and_cpython(tmp_path):
     out = _run_mp("try_claw.py", str(tmp_path))
     assert out.splitlines() == ["\U0001f99e [Round 2] Memory update: [preference]", "Noted.",
                                 "Started a new session: project-a"]
-    assert sorted(os.listdir(tmp_path / "claw_data")) == ["memory", "search_index", "sessions"], "relative data root"
+    assert sorted(os.listdir(tmp_path / "claw_data")) == ["memory", "search", "sessions"], "relative data root"
     out = _sh(".venv/bin/claw-memory inspect claw_data", str(tmp_path))
     assert "Remember that I like jasmine tea" in out and "chat:uart:console:project-a" in out
     # under CPython too (.venv/bin/python try_claw.py)

@@ -138,7 +138,8 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
             if at >= cut_off:
                 seg += ln
     arch = 0 < seg <= archive_limit
-    indexed = arch or fsutil.size(fmt_.tix(log)) >= 0
+    # (an index an older version kept beside the log counts: the update moves it)
+    indexed = arch or fsutil.size(fmt_.tix(log)) >= 0 or fsutil.size(log + fmt_.TIX) >= 0
     if indexed:
         from . import indexer
 

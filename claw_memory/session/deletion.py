@@ -74,11 +74,10 @@ def _remove_files(log):
     from .archive import drop_session
 
     found = False
-    tix = fmt_.tix(log)
-    for p in [log + s for s in fmt_.LEFTOVERS] + [tix + fmt_.TMP]:
+    for p in [log + s for s in fmt_.LEFTOVERS] + list(fmt_.tix_files(log)):
         found = fsutil.remove(p) or found
     d, name = log.rsplit("/", 1)
     found = drop_session(d, name) or found
-    for p in (log + fmt_.PEND, log, log + fmt_.IDX, tix, log + fmt_.BLOCKED):
+    for p in (log + fmt_.PEND, log, log + fmt_.IDX, log + fmt_.BLOCKED):
         found = fsutil.remove(p) or found
     return found

@@ -39,7 +39,7 @@ TIX = ".tix"  # a text index (session/tix.py) of a log or segment: `tix(path)`
 # The text indexes live in a folder of their own beside the sessions folder: littlefs finds
 # a name by reading its folder's metadata, which every append to a log lengthens, and a
 # query opens an index per file in its scope (docs/DESIGN.md, history search).
-INDEXES = "search_index"
+INDEXES = "search"
 IDX_TMP = IDX + TMP
 PEND_TMP = PEND + TMP
 # What interrupted rewrites leave beside the log, journal first:
@@ -89,15 +89,22 @@ def is_log_name(name):
 
 def index_dir(directory):
     """The folder of the text indexes of the sessions folder `directory`: its sibling
-    `search_index` (`<root>/sessions` -> `<root>/search_index`)."""
-    up, sep, _ = directory.rpartition("/")
+    `search` (`<root>/sessions` -> `<root>/search`)."""
+    up, sep, _ = directory.rstrip("/").rpartition("/")
     return up + sep + INDEXES
 
 
 def tix(path):
-    """The text index of the log or segment `path`: `<root>/search_index/<its name>.tix`."""
+    """The text index of the log or segment `path`: `<root>/search/<its name>.tix`."""
     d, _, name = path.rpartition("/")
     return index_dir(d) + "/" + name + TIX
+
+
+def tix_files(path):
+    """Every name the text index of `path` may have, rewrites first: in its folder, and
+    beside `path` (where versions before the folder kept it: moved at its next use)."""
+    t = tix(path)
+    return (t + TMP, t, path + TIX + TMP, path + TIX)
 
 
 def segment_of(name):

@@ -96,7 +96,8 @@ def _drop_rest(log, limit, note):
     an open of the session would; `limit`: the record size bound)."""
     if fsutil.exists(log):
         return
-    fsutil.remove(fmt_.tix(log))
+    for t in fmt_.tix_files(log):
+        fsutil.remove(t)
     from .pending import Pending
 
     Pending(log, limit).settle(note)

@@ -9,6 +9,8 @@
 # The persist path catches the log's index up when enough bytes wait (write.flush_index);
 # a search catches up what is left.
 
+import os
+
 from .. import fsutil, jsonraw, text
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
@@ -201,14 +203,31 @@ def covered(path, size, f_data):
     return blks[-1].end if blks else 0
 
 
-def folder(path):
-    """Make the text indexes' folder of the log or segment `path` when it is missing (the
-    first index written in a data root; an older version's indexes moved into it)."""
-    ixd = fmt_.tix(path).rpartition("/")[0]
-    if not fsutil.is_dir(ixd):
-        from .relocate import make
-
-        make(path.rpartition("/")[0])
+def _adopt(path, ipath):
+    """Move the text index an older version kept beside `path` (`<path>.tix`) to `ipath`,
+    its folder made first; True when there was one. Copied to `ipath`'s `.tmp`, the old one
+    removed, then renamed: a cut leaves one of them, or none (made again: derived). Not
+    renamed across the folders: littlefs does that in two commits, and a cut between them
+    was seen to hide the log beside the old name until the next write (a search took it
+    for deleted). One that cannot be copied is dropped and made again."""
+    fsutil.makedirs(ipath.rpartition("/")[0])  # (the first index written in a data root)
+    old = path + fmt_.TIX
+    f = fsutil.open_existing(old)
+    if f is None:
+        return False
+    try:
+        with f:
+            fsutil.write_tmp(ipath, lambda out: out.copy(f, 0, f.seek(0, 2)))
+        done = True
+    except OSError:
+        fsutil.remove(ipath + fsutil.TMP)
+        done = False
+    for p in (old + fsutil.TMP, old):  # (a rewrite a cut left too)
+        fsutil.remove(p)
+    if done:
+        fsutil.wrote(ipath)
+        os.rename(ipath + fsutil.TMP, ipath)
+    return done
 
 
 def update(path, limit, end=-1):
@@ -224,11 +243,11 @@ def update(path, limit, end=-1):
         return 0
     with open(path, "rb") as f:
         at = covered(path, size, f)
+        if at == 0 and fsutil.size(ipath) < 0 and _adopt(path, ipath):
+            at = covered(path, size, f)
         if 0 <= at and at >= end:
             return at
         if at < 0 or fsutil.size(ipath) < 0:
-            folder(path)
-
             def write(out):
                 out.write(tix.MAGIC)
                 index(out, f, 0, end, limit)

@@ -18,7 +18,7 @@ def fix(directory):
     session's, searchable again; time unknown: 0; the log's head print as it is now), else
     removed with their text index; a text index whose log or segment is gone, removed.
     Returns {"missing": [name], "relisted": [name], "removed": [name]} (file names; an
-    index's with its folder, `search_index/<name>`)."""
+    index's with its folder, `search/<name>`)."""
     out = {"missing": [], "relisted": [], "removed": []}
     if not fsutil.exists(directory):
         return out
@@ -51,16 +51,20 @@ def fix(directory):
 
 
 def _orphans(directory):
-    """Remove the text indexes whose log or segment is gone (ESP-Claw's deletion of a session
-    leaves its index); their names."""
-    ixd = fmt_.index_dir(directory)
-    if not fsutil.exists(ixd):
-        return []
+    """Remove the text indexes (and rewrites a cut left) whose log or segment is gone
+    (ESP-Claw's deletion of a session leaves its index): in their folder, and beside the
+    logs where versions before it kept them. Their names, with their folder's."""
     gone = []
-    for name, is_dir, _ in ilistdir(ixd):
-        own = name[: -len(fmt_.TIX)]
-        if not is_dir and name.endswith(fmt_.TIX) and not fsutil.exists(directory + "/" + own):
-            gone.append(name)
-    for name in gone:
-        fsutil.remove(ixd + "/" + name)
-    return [fmt_.INDEXES + "/" + n for n in gone]
+    for d, shown in ((fmt_.index_dir(directory), fmt_.INDEXES + "/"), (directory, "")):
+        if not fsutil.exists(d):
+            continue
+        names = []  # (collected first: a folder is not changed while it is listed)
+        for name, is_dir, _ in ilistdir(d):
+            own = name[: -len(fsutil.TMP)] if name.endswith(fmt_.TIX + fsutil.TMP) else name
+            if not is_dir and own.endswith(fmt_.TIX):
+                if not fsutil.exists(directory + "/" + own[: -len(fmt_.TIX)]):
+                    names.append(name)
+        for name in names:
+            fsutil.remove(d + "/" + name)
+            gone.append(shown + name)
+    return gone

@@ -267,7 +267,7 @@ def _rewrite(log, plan, limit, pend):
 
 def leftovers(log):
     """Leftover files of interrupted rewrites of the log's files (names without the folder;
-    its text index's with its own, `search_index/<name>.tix.tmp`)."""
+    its text index's with its own, `search/<name>.tix.tmp`)."""
     out = [log.rsplit("/", 1)[-1] + s for s in fmt_.LEFTOVERS if fsutil.exists(log + s)]
     t = fmt_.tix(log) + fmt_.TMP
     if fsutil.exists(t):

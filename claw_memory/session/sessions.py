@@ -31,7 +31,8 @@ class Sessions:
     when the session leaves the cache, before compaction and on `close()`; after a power cut
     the few records the index lacks are re-indexed from the log (docs/PERFORMANCE.md).
 
-    `search_index`: the text index of each log (`.tix`) is kept up to date as turns are
+    `search_index`: the text index of each log (`.tix`, in the folder `search` beside
+    `directory`: docs/FORMAT.md) is kept up to date as turns are
     persisted (False: a search indexes what it needs). `archive_limit`: the whole turns a
     compaction drops move to an archive segment, searchable and pageable, the segments of
     the data root kept within that many bytes, oldest first (0: dropped, as ESP-Claw)."""

@@ -1,5 +1,5 @@
-# The text indexes' own folder (session/relocate.py, format.tix): where they are, when the
-# folder is made, an older version's indexes moved into it, indexes of nothing removed.
+# The text indexes' own folder (format.tix, indexer._adopt): where they are, when the folder
+# is made, an older version's indexes moved into it, indexes of nothing removed.
 # MIT license
 
 import os
@@ -12,7 +12,7 @@ from claw_memory.session import Sessions, file_name
 from claw_memory.session import indexer
 from claw_memory.session.format import index_dir, tix as tix_of
 
-IX = "/flash/search_index"
+IX = "/flash/search"
 U2 = "chat:web:u2:default_01"
 
 
@@ -28,8 +28,9 @@ def _bytes(p):
 @heap("16M")  # (2 MiB simulated flashes)
 def test_the_indexes_are_in_a_folder_beside_the_sessions_folder():
     eq(index_dir("/flash/sessions"), IX, "a sibling")
-    eq(index_dir("claw_data/sessions"), "claw_data/search_index", "relative")
-    eq(index_dir("sessions"), "search_index", "in the working folder")
+    eq(index_dir("claw_data/sessions"), "claw_data/search", "relative")
+    eq(index_dir("sessions"), "search", "in the working folder")
+    eq(index_dir("/flash/sessions/"), IX, "a trailing slash")
     eq(tix_of(D + "/s_a_00000000.log.arc3"), IX + "/s_a_00000000.log.arc3.tix", "a segment's")
     for kind in ("lfs2", "fat"):
         dev, s = archive_run(kind, n=30)
@@ -65,6 +66,25 @@ def _old_layout():
         f.write(b"CTIX")
 
 
+class _Made:
+    """Counts the indexes made from their files (indexer.index)."""
+
+    def __enter__(self):
+        self.starts = []
+        self.real = indexer.index
+
+        def counting(out, f, start, end, limit):
+            self.starts.append(start)
+            return self.real(out, f, start, end, limit)
+
+        indexer.index = counting
+        return self
+
+    def __exit__(self, *exc):
+        indexer.index = self.real
+        return False
+
+
 @heap("16M")  # (2 MiB simulated flashes)
 def test_an_older_versions_indexes_are_moved_into_the_folder_not_made_again():
     for kind in ("lfs2", "fat"):
@@ -75,56 +95,76 @@ def test_an_older_versions_indexes_are_moved_into_the_folder_not_made_again():
         want = [Sessions(D).search(q, 5) for q in queries]
         before = {n: _bytes(IX + "/" + n) for n in os.listdir(IX)}
         _old_layout()
-        made = []
-        real = indexer.index
-
-        def counting(out, f, start, end, limit):
-            made.append(start)
-            return real(out, f, start, end, limit)
-
-        indexer.index = counting
-        try:
+        with _Made() as made:
             got = [Sessions(D).search(q, 5) for q in queries]
-        finally:
-            indexer.index = real
         eq(got, want, "%s: the same answers" % kind)
+        eq(made.starts, [], "%s: none made again" % kind)
         eq([n for n in os.listdir(D) if ".tix" in n], [], "%s: none left beside the logs" % kind)
-        eq(_files(IX), sorted(before), "%s: every index in the folder" % kind)
-        ok(len(made) <= 1, "%s: moved, not made again (the first only: %r)" % (kind, made))
-        ok(sum(_bytes(IX + "/" + n) != b for n, b in before.items()) <= len(made),
-           "%s: the others as they were" % kind)
-        eq(_files("/flash"), ["search_index", "sessions"], "%s: no folder left half made" % kind)
+        eq({n: _bytes(IX + "/" + n) for n in _files(IX)}, before, "%s: each moved as it was" % kind)
+        eq(_files("/flash"), ["search", "sessions"], "%s: no other folder" % kind)
         dev.unmount()
 
 
 @heap("16M")  # (2 MiB simulated flashes)
-def test_a_move_cut_short_is_finished_by_the_next_index_written():
+def test_an_older_versions_index_that_cannot_be_moved_is_made_again():
     dev, s = archive_run(n=30)
     s.close()
     want = Sessions(D).search("lookup result 3", 5)
-    names = _files(IX)
     _old_layout()
-    real = fsutil.wrote
-    calls = [0]
+    bad = tix_of(s.path(SID))
+    real = fsutil.write_tmp
+    calls = []
 
-    def failing(path):  # (told before each move)
-        if path.startswith(D) and path.endswith(".tix"):
-            calls[0] += 1
-            if calls[0] >= 2:
-                raise OSError(5, "EIO")  # (as a cut: the first index moved, no other)
-        return real(path)
+    def failing(path, data):
+        if path == bad:
+            calls.append(path)
+            if len(calls) == 1:  # (the copy: the old index unreadable, or no room for it)
+                raise OSError(5, "EIO")
+        return real(path, data)
 
-    fsutil.wrote = failing
+    fsutil.write_tmp = failing
     try:
-        Sessions(D).search("lookup result 3", 5)
-    except OSError:
-        pass
+        with _Made() as made:
+            first = Sessions(D).search("lookup result 3", 5)
     finally:
-        fsutil.wrote = real
-    eq(_files("/flash"), ["search_index.tmp", "sessions"], "(cut inside the move)")
-    eq(Sessions(D).search("lookup result 3", 5), want, "the next search answers the same")
-    eq(_files("/flash"), ["search_index", "sessions"], "and finishes the move")
-    eq(_files(IX), names, "every index in the folder")
+        fsutil.write_tmp = real
+    eq(first, want, "the same answer, the others moved")
+    eq(made.starts, [0], "the log's made again from its text (without the failing copy)")
+    eq([n for n in os.listdir(D) if ".tix" in n and file_name(SID) in n], [], "the unreadable one dropped too")
+    eq(Sessions(D).search("lookup result 3", 5), want, "and the next search as well")
+    dev.unmount()
+
+
+@heap("16M")  # (2 MiB simulated flashes)
+def test_a_compaction_moves_an_older_versions_index_and_keeps_it_up_to_date():
+    # (without the archive: the compaction itself writes no index of a segment)
+    dev, s = fresh(blocks=512, size_limit=10 ** 6)
+    for i in range(24):
+        turn(s, SID, i, pad="p" * 40)
+    s.close()
+    _old_layout()
+    s = Sessions(D, size_limit=3000, archive_limit=0)
+    eq(s.compact(SID), None, "compacted")
+    eq([n for n in os.listdir(D) if ".tix" in n and file_name(SID) in n], [], "moved")
+    with _Made() as made:
+        got = [h["text"] for h in Sessions(D, archive_limit=0).search("lookup result 23", 3)]
+    eq(made.starts, [], "searched without making it again")
+    ok(got and got[0] == "lookup result 23", "found: %r" % got)
+    dev.unmount()
+
+
+@heap("16M")  # (2 MiB simulated flashes)
+def test_deleting_a_session_removes_an_older_versions_index():
+    dev, s = fresh(blocks=512)
+    turn(s, SID, 1)
+    turn(s, U2, 2)
+    s.close()
+    _old_layout()
+    old = D + "/" + file_name(U2) + ".tix"
+    ok(fsutil.exists(old) and fsutil.exists(old + ".tmp"), "(beside its log, with a rewrite's leftover)")
+    eq(Sessions(D).delete(U2), True, "deleted")
+    eq([n for n in os.listdir(D) if "_u2_" in n], [], "nothing of it left beside the logs")
+    ok(fsutil.exists(D + "/" + file_name(SID) + ".tix"), "the other session's stays until it is used")
     dev.unmount()
 
 
@@ -139,11 +179,16 @@ def test_a_repair_removes_indexes_of_files_that_are_gone():
     gone = D + "/" + file_name(U2)
     for p in (gone, gone + ".idx"):
         os.remove(p)
-    with open(IX + "/" + file_name(SID) + ".arc9.tix", "wb") as f:
-        f.write(b"CTIX")
+    for p in (IX + "/" + file_name(SID) + ".arc9.tix", IX + "/" + file_name(SID) + ".arc8.tix.tmp",
+              D + "/" + file_name(U2) + ".arc2.tix"):  # (the last where older versions kept them)
+        with open(p, "wb") as f:
+            f.write(b"CTIX")
     rep = Sessions(D).repair()
-    eq(sorted(rep["removed"]), sorted(["search_index/" + file_name(U2) + ".tix",
-                                       "search_index/" + file_name(SID) + ".arc9.tix"]), "named")
+    eq(sorted(rep["removed"]), sorted(["search/" + file_name(U2) + ".tix",
+                                       "search/" + file_name(SID) + ".arc9.tix",
+                                       "search/" + file_name(SID) + ".arc8.tix.tmp",
+                                       file_name(U2) + ".arc2.tix"]), "named")
+    eq([n for n in os.listdir(D) if ".tix" in n], [], "none left beside the logs")
     eq(_files(IX), [file_name(SID) + ".tix"], "the live log's index stays")
     eq(Sessions(D).repair(), {"missing": [], "relisted": [], "removed": []}, "nothing left")
     dev.unmount()

@@ -162,7 +162,7 @@ def test_files_are_let_go_where_other_programs_write():
         s.search("boiler", 3, [U1])
     ok(o.n.get(file_name(U1)) == 1 and all(v == 1 for v in o.n.values()), "opened afresh, once: %r" % o.n)
     s.close()
-    for sub in ("/s", "/search_index"):
+    for sub in ("/s", "/search"):
         for name in os.listdir(d + sub):
             os.remove(d + sub + "/" + name)
         os.rmdir(d + sub)

@@ -325,7 +325,7 @@ def _relocate_matrix(config, torn):
         mem = _open()
         eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
         eq([x for x in os.listdir(D) if ".tix" in x], [], "cut %d: none left beside the logs" % n)
-        eq(sorted(x for x in os.listdir("/flash") if x.startswith("search")), ["search_index"],
+        eq(sorted(x for x in os.listdir("/flash") if x.startswith("search")), ["search"],
            "cut %d: the folder made whole" % n)
 
     total = _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)

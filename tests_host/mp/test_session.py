@@ -117,7 +117,7 @@ def test_persist_writes_esp_claw_format():
     eq(os.listdir(index_dir(D)), [session.file_name(sid) + ".tix"],
        "and our text index in a folder of its own (one ESP-Claw never opens)")
     eq(tix_of(log), index_dir(D) + "/" + session.file_name(sid) + ".tix", "named after the log")
-    eq(index_dir(D), "/flash/search_index", "beside the sessions folder")
+    eq(index_dir(D), "/flash/search", "beside the sessions folder")
     eq(_read(log).split(b"\n")[0], '{"role":"user","content":"héllo"}'.encode(), "text record shape")
     ents = _esp_validate(log)
     eq([(t, f) for _, _, t, f in ents], [(1, 1), (3, 2), (4, 2), (2, 0)], "types and backend formats")

@@ -157,7 +157,7 @@ def test_verify_names_a_leftover_of_an_interrupted_rewrite_and_leaves_it():
     # it and removes nothing (the next write settles it).
     name = _log().rsplit("/", 1)[-1]
     for left in [name + s for s in (".commit", ".tmp", ".idx.tmp", ".pending.tmp")] + [
-            "../search_index/%s.tix.tmp" % name]:  # (the text index's, in its own folder)
+            "../search/%s.tix.tmp" % name]:  # (the text index's, in its own folder)
         dev = _closed_session(2)
         _write(D + "/" + left, b"x")
         mem = claw_memory.open("/flash")

@@ -252,7 +252,7 @@ mem.store.store("The user walks the dog at seven", tags="routine,pets", keywords
 mem.store.store("The user's sister is called Ana", tags="family", keywords="sister", by=mem.by(%r, "user a13"))
 mem.close()
 import os
-out(files=sorted(os.listdir(ROOT + "/sessions")), tix=sorted(os.listdir(ROOT + "/search_index")),
+out(files=sorted(os.listdir(ROOT + "/sessions")), tix=sorted(os.listdir(ROOT + "/search")),
     arch=[h["session"] for h in
     claw_memory.open(ROOT).search("a0 lookup", limit=50) if h["archived"]])
 """ % (SID_A, SID_W, SID_W, SID_P, SID_P, SID_Q, SID_Q, SID_A), runtime)
@@ -263,7 +263,7 @@ out(files=sorted(os.listdir(ROOT + "/sessions")), tix=sorted(os.listdir(ROOT + "
     c.ok(any(n.endswith(".pending") for n in files), "a pending turn present")
     snap = {n: _read(os.path.join(root, "sessions", n)) for n in files
             if not os.path.isdir(os.path.join(root, "sessions", n))}
-    snap.update({"../search_index/" + n: _read(os.path.join(root, "search_index", n)) for n in tix})
+    snap.update({"../search/" + n: _read(os.path.join(root, "search", n)) for n in tix})
 
     esp = EspClaw(binary, root)
     # ESP-Claw reads every session as it builds a request.
@@ -313,7 +313,7 @@ out(files=sorted(os.listdir(ROOT + "/sessions")), tix=sorted(os.listdir(ROOT + "
          "ESP-Claw reset nothing: %s" % "\n".join(ln for ln in log.splitlines()
                                                   if "Reset" in ln or "Reinit" in ln))
     for n, b in snap.items():  # ESP-Claw never touches our files
-        if n.startswith("../search_index/") or n.endswith(".pending") or ".arc" in n or n == "archive.list":
+        if n.startswith("../search/") or n.endswith(".pending") or ".arc" in n or n == "archive.list":
             p = os.path.join(root, "sessions", n)
             c.ok(os.path.exists(p) and _read(p) == b, "ESP-Claw left our %s as it was" % n)
 

@@ -25,7 +25,7 @@ from readtrace import Trace
 import claw_memory
 
 D = "/flash/sessions"
-IX = "/flash/search_index"  # (session/format.py: index_dir)
+IX = "/flash/search"  # (session/format.py: index_dir)
 
 
 def _events(path):
@@ -203,13 +203,13 @@ def main(a):
         above = max(above, m.above)
     native = {}
     if a.get("host_dir"):
-        for p in ("/memory", "/sessions", "/sessions/chat_map", "/search_index"):
+        for p in ("/memory", "/sessions", "/sessions/chat_map", "/search"):
             try:
                 os.mkdir(a["host_dir"] + p)
             except OSError:
                 pass
         _copy_out("/flash/sessions", a["host_dir"] + "/sessions")
-        _copy_out(IX, a["host_dir"] + "/search_index")
+        _copy_out(IX, a["host_dir"] + "/search")
         _copy_out("/flash/memory", a["host_dir"] + "/memory")
         host = claw_memory.open(a["host_dir"], extract=False, session_limit=a["session_limit"])
         host.search("warm up", 5)
