@@ -79,6 +79,8 @@ def test_verify_and_repair(tmp_path, capsys):
         f.write(b"\x00garbage line\n")
     idx = root / "sessions" / "s_chat_web_local_default_0_964a2a51.log.idx"
     idx.write_bytes(idx.read_bytes()[:-10])  # the index lost its last entry
+    (root / "search").mkdir(exist_ok=True)
+    (root / "search" / "s_chat_web_local_default_0_964a2a51.log.tix.tmp").write_bytes(b"CTIX")  # a cut rewrite's
     before = _digest(root)
     rc, out, _ = _run(capsys, "verify", str(root), "--json")
     data = json.loads(out)
@@ -87,7 +89,9 @@ def test_verify_and_repair(tmp_path, capsys):
         "memory/memory_records.jsonl: 1 line unreadable, dropped",
         "memory/memory_index.json: corrupt, rebuilt from the records",
         "sessions/s_chat_web_local_default_0_964a2a51.log: 1 record not in the index yet (indexed every 4 "
-        "turns and on close), re-indexed"]
+        "turns and on close), re-indexed",
+        "search/s_chat_web_local_default_0_964a2a51.log.tix.tmp: settled by repair (leftover of an "
+        "interrupted write)"]
     assert _digest(root) == before, "verify wrote nothing"
     rc, out, _ = _run(capsys, "repair", str(root))
     assert rc == 0
@@ -96,6 +100,7 @@ def test_verify_and_repair(tmp_path, capsys):
     assert rc == 0 and "nothing to repair" in out
     rc, out, _ = _run(capsys, "repair", str(root))
     assert rc == 0 and "nothing needed repair" in out
+    assert not (root / "search" / "s_chat_web_local_default_0_964a2a51.log.tix.tmp").exists()
     mem = claw_memory.open(str(root))
     assert len(list(mem.store.list())) == 2 and len(mem.sessions.messages(SID)) == 5
 
