@@ -57,6 +57,9 @@ def data_root(root=None):
     return root
 
 
+INDEXES = "search"  # the text indexes' folder (session/format.py: index_dir)
+
+
 class Layout:
     """The directories of one data root."""
 
@@ -68,9 +71,12 @@ class Layout:
         self.records = join(self.memory, STORE_RECORDS)
 
     def ensure(self):
-        """Create `sessions/` and `memory/` (and the root) when missing."""
+        """Create `sessions/`, `memory/` and `search/` (and the root) when missing."""
         makedirs(self.sessions)
         makedirs(self.memory)
+        # (made with the others: the first text index, which would make it, falls inside a
+        # persisted turn, and a new folder on FAT costs a turn's worth of sector writes)
+        makedirs(join(self.root, INDEXES))
         return self
 
     def exists(self):

@@ -685,7 +685,7 @@ def test_init_creates_a_data_root_once(tmp_path, capsys):
     root = tmp_path / "new" / "root"
     rc, out, _ = _run(capsys, "init", str(root))
     assert rc == 0 and "created a full data root at %s" % root in out
-    assert sorted(os.listdir(root)) == ["memory", "sessions"]
+    assert sorted(os.listdir(root)) == ["memory", "search", "sessions"]
     assert sorted(os.listdir(root / "memory")) == [
         "MEMORY.md", "identity.md", "memory_digest.log", "memory_index.json", "memory_records.jsonl",
         "soul.md", "user.md"], "the store's initial files: the root shows it is FULL"

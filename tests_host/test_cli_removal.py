@@ -130,12 +130,13 @@ def test_import_into_a_file_or_a_folder_with_files_without_replace(tmp_path, cap
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main.main(["import", bundle, str(empty)]) == 0
-    assert sorted(os.listdir(empty)) == ["memory", "sessions"]
+    assert sorted(os.listdir(empty)) == ["memory", "search", "sessions"]
 
 
 def test_import_replace_that_fails_midway_leaves_the_old_data_root(tmp_path, capsys, monkeypatch):
-    # A rename of the swap fails (EIO) at each of its four steps: the command fails, and the
-    # data root is the old one, whole, with nothing left aside; then the import goes through.
+    # A rename of the swap fails (EIO) at each of its six steps (three folders aside, three
+    # in): the command fails, and the data root is the old one, whole, with nothing left
+    # aside; then the import goes through.
     bundle = _bundle(tmp_path, capsys)
     target = tmp_path / "root"
     mem = claw_memory.open(str(target), extract=False)
@@ -143,11 +144,12 @@ def test_import_replace_that_fails_midway_leaves_the_old_data_root(tmp_path, cap
     mem.close()
     before = _tree(target)
     real = os.rename
-    for n in range(1, 5):
+    for n in range(1, 7):
         calls = [0]
 
         def failing(a, b, n=n, calls=calls):
-            if os.path.basename(str(b)) in ("sessions", "memory", "sessions.replaced", "memory.replaced"):
+            if os.path.basename(str(b)) in ("sessions", "memory", "search", "sessions.replaced",
+                                            "memory.replaced", "search.replaced"):
                 calls[0] += 1
                 if calls[0] == n:
                     raise OSError(5, "EIO")
@@ -160,7 +162,7 @@ def test_import_replace_that_fails_midway_leaves_the_old_data_root(tmp_path, cap
         assert rc != 0, n
         assert _tree(target) == before, "rename %d failed: the old data root, whole" % n
     assert main.main(["import", bundle, str(target), "--replace"]) == 0
-    assert sorted(os.listdir(target)) == ["memory", "sessions"]
+    assert sorted(os.listdir(target)) == ["memory", "search", "sessions"]
     assert [i["content"] for i in claw_memory.open(str(target)).store.list()] == ["User likes tea"]
 
 

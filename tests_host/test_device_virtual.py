@@ -103,7 +103,7 @@ def test_cli_export_and_import_with_the_board(board, capsys, tmp_path):
     assert rc == 1 and "--replace" in err
     rc, out, err = _cli(capsys, "import", bundle, "--port", board.port, "--device-root", "/flash/copy", "--replace")
     assert rc == 0, err
-    assert _mp(board, "import os; print(sorted(os.listdir('/flash/copy')))").strip() == "['memory', 'sessions']"
+    assert _mp(board, "import os; print(sorted(os.listdir('/flash/copy')))").strip() == "['memory', 'search', 'sessions']"
 
 
 def test_board_commands_that_remove_files_refuse_a_root_with_the_users_files(board, capsys, tmp_path):

@@ -17,6 +17,7 @@ import struct
 
 from .. import fsutil, text
 from .._compat import EIO, const
+from ..paths import INDEXES
 
 _FMT = const("<IIBB")
 HEADER = b"CHDX\x01\x00\x0a\x00"  # struct.pack("<IHH", 0x58444843, 1, 10)
@@ -36,10 +37,10 @@ TMP = fsutil.TMP  # a file's next version while it is written (fsutil.replace, r
 # lists the folder, so it neither sees nor removes these:
 ARC = ".arc"  # `<log>.arc<N>`: archive segment N, turns compaction moved out of the log
 TIX = ".tix"  # a text index (session/tix.py) of a log or segment: `tix(path)`
-# The text indexes live in a folder of their own beside the sessions folder: littlefs finds
-# a name by reading its folder's metadata, which every append to a log lengthens, and a
-# query opens an index per file in its scope (docs/DESIGN.md, history search).
-INDEXES = "search"
+# The text indexes live in a folder of their own beside the sessions folder (INDEXES, which
+# the data root's Layout makes): littlefs finds a name by reading its folder's metadata,
+# which every append to a log lengthens, and a query opens an index per file in its scope
+# (docs/DESIGN.md, history search).
 IDX_TMP = IDX + TMP
 PEND_TMP = PEND + TMP
 # What interrupted rewrites leave beside the log, journal first:

@@ -91,7 +91,7 @@ def test_open_without_create_reads_a_data_root_and_adds_nothing():
     eq(_tree("/flash/lite"), ["memory"], "no directory, profile or MEMORY.md created")
     mem = claw_memory.open("/flash/agent")  # the agent's own use creates everything
     mem.close()
-    eq(_tree("/flash/agent"), ["memory", "memory/identity.md", "memory/soul.md", "memory/user.md",
+    eq(_tree("/flash/agent"), ["memory", "memory/identity.md", "memory/soul.md", "memory/user.md", "search",
                                "sessions"], "create=True (the default)")
     mem = claw_memory.open("/flash/agent", create=False)
     ok(mem.profile.read("user").startswith("# User"), "reads what is there")
