@@ -138,8 +138,12 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
             if at >= cut_off:
                 seg += ln
     arch = 0 < seg <= archive_limit
-    # (an index an older version kept beside the log counts: the update moves it)
-    indexed = arch or fsutil.size(fmt_.tix(log)) >= 0 or fsutil.size(log + fmt_.TIX) >= 0
+    indexed = arch or fsutil.size(fmt_.tix(log)) >= 0
+    if not indexed:
+        try:  # (an index an older version kept beside the log counts: the update moves it)
+            indexed = fsutil.size(log + fmt_.TIX) >= 0
+        except OSError:  # (unreadable: derived, left out)
+            pass
     if indexed:
         from . import indexer
 

@@ -210,20 +210,22 @@ def _adopt(path, ipath):
     renamed across the folders: littlefs does that in two commits, and a cut between them
     was seen to hide the log beside the old name until the next write (a search took it
     for deleted). One that cannot be copied is dropped and made again."""
-    fsutil.makedirs(ipath.rpartition("/")[0])  # (the first index written in a data root)
+    fsutil.makedirs(ipath.rpartition("/")[0])  # (a Sessions of its own: Layout makes it)
     old = path + fmt_.TIX
-    f = fsutil.open_existing(old)
-    if f is None:
-        return False
     try:
+        f = fsutil.open_existing(old)
+        if f is None:
+            return False
         with f:
             fsutil.write_tmp(ipath, lambda out: out.copy(f, 0, f.seek(0, 2)))
         done = True
-    except OSError:
-        fsutil.remove(ipath + fsutil.TMP)
+    except OSError:  # (unreadable, or no room for the copy: dropped, made again from its file)
         done = False
-    for p in (old + fsutil.TMP, old):  # (a rewrite a cut left too)
-        fsutil.remove(p)
+    for p in (old + fsutil.TMP, old) if done else (ipath + fsutil.TMP, old + fsutil.TMP, old):
+        try:  # (a rewrite a cut left too)
+            fsutil.remove(p)
+        except OSError:  # (one that cannot be removed is left to a repair: never read)
+            pass
     if done:
         fsutil.wrote(ipath)
         os.rename(ipath + fsutil.TMP, ipath)

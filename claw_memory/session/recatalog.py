@@ -52,18 +52,24 @@ def fix(directory):
 
 def _orphans(directory):
     """Remove the text indexes (and rewrites a cut left) whose log or segment is gone
-    (ESP-Claw's deletion of a session leaves its index): in their folder, and beside the
-    logs where versions before it kept them. Their names, with their folder's."""
+    (ESP-Claw's deletion of a session leaves its index), in their folder and beside the
+    logs, where versions before it kept them; beside the logs also such a version's
+    rewrites, and an index the folder holds already. Their names, with their folder's."""
     gone = []
     for d, shown in ((fmt_.index_dir(directory), fmt_.INDEXES + "/"), (directory, "")):
         if not fsutil.exists(d):
             continue
         names = []  # (collected first: a folder is not changed while it is listed)
         for name, is_dir, _ in ilistdir(d):
-            own = name[: -len(fsutil.TMP)] if name.endswith(fmt_.TIX + fsutil.TMP) else name
-            if not is_dir and own.endswith(fmt_.TIX):
-                if not fsutil.exists(directory + "/" + own[: -len(fmt_.TIX)]):
-                    names.append(name)
+            tmp = name.endswith(fmt_.TIX + fsutil.TMP)
+            own = name[: -len(fsutil.TMP)] if tmp else name
+            if is_dir or not own.endswith(fmt_.TIX):
+                continue
+            f = directory + "/" + own[: -len(fmt_.TIX)]
+            if not fsutil.exists(f):
+                names.append(name)
+            elif d == directory and (tmp or fsutil.exists(fmt_.tix(f))):
+                names.append(name)  # (an older version's rewrite, or an index moved already)
         for name in names:
             fsutil.remove(d + "/" + name)
             gone.append(shown + name)
