@@ -15,7 +15,8 @@ import os
 import claw_memory
 from claw_memory.paths import Layout
 from claw_memory.session import is_log_name
-from claw_memory.session.format import IDX, INDEXES, LEFTOVERS, PEND, TIX, TMP, segment_of
+from claw_memory.paths import INDEXES
+from claw_memory.session.format import IDX, LEFTOVERS, PEND, TIX, TMP, segment_of
 
 from .ui import plural
 

@@ -9,11 +9,11 @@ data root with a file of the user's inside, with a message that names it; it del
 
 import os
 
-from claw_memory.paths import MEMORY_MD, STORE_INDEX, STORE_RECORDS
+from claw_memory.paths import INDEXES, MEMORY_MD, STORE_INDEX, STORE_RECORDS
 from claw_memory.profile import FILES
 from claw_memory.session import is_log_name
-from claw_memory.session.format import (ARCHIVING, BLOCKED, CATALOG, DELETING, IDX, INDEXES,
-                                       LEFTOVERS, PEND, TIX, TMP, segment_of)
+from claw_memory.session.format import (ARCHIVING, BLOCKED, CATALOG, DELETING, IDX, LEFTOVERS,
+                                       PEND, TIX, TMP, segment_of)
 from claw_memory.store.state import DIGEST, JOURNAL
 
 from .ui import CliError

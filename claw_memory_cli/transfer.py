@@ -4,7 +4,7 @@ import os
 import shutil
 import tempfile
 
-from claw_memory.session.format import INDEXES
+from claw_memory.paths import INDEXES
 
 from . import board, bundle, guard, roots, ui
 from .ui import EXIT_OK, EXIT_USAGE, CliError, emit_json, say

@@ -5,7 +5,8 @@ import os
 import shutil
 
 from claw_memory.paths import MEMORY_MD, MEMORY_MD_INIT, Layout
-from claw_memory.session.format import CATALOG, INDEXES, TIX, TMP, segment_of
+from claw_memory.paths import INDEXES
+from claw_memory.session.format import CATALOG, TIX, TMP, segment_of
 
 from . import board, check, guard, roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, confirm, emit_json, plural, status

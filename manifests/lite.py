@@ -29,6 +29,7 @@ package(
         "wire.py",
         "wiring.py",
         "session/__init__.py",
+        "session/adopt.py",
         "session/archive.py",
         "session/compact.py",
         "session/deletion.py",

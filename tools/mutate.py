@@ -85,6 +85,7 @@ TESTS = {
     "session/tix": _SEARCH,
     "session/tixmerge": _SESSION + _SEARCH,
     "session/indexer": _SEARCH,
+    "session/adopt": _SEARCH,
     "session/remap": _SESSION + _SEARCH,
     "session/search": _SEARCH,
     "session/held": _SEARCH,

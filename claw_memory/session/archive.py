@@ -293,7 +293,7 @@ def remove_dead(directory, entries=None):
     for e in read(directory) if entries is None else entries:
         if not e[4]:
             p = seg_path(directory, e[3], e[0])
-            for t in fmt_.tix_files(p):  # (a rewrite or merge of its index a cut left too)
+            for t in fmt_.tix(p, True):  # (a rewrite or merge of its index a cut left too)
                 fsutil.remove(t)
             fsutil.remove(p)
 

@@ -74,7 +74,7 @@ def _remove_files(log):
     from .archive import drop_session
 
     found = False
-    for p in [log + s for s in fmt_.LEFTOVERS] + list(fmt_.tix_files(log)):
+    for p in [log + s for s in fmt_.LEFTOVERS] + list(fmt_.tix(log, True)):
         found = fsutil.remove(p) or found
     d, name = log.rsplit("/", 1)
     found = drop_session(d, name) or found

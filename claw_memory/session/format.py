@@ -17,7 +17,6 @@ import struct
 
 from .. import fsutil, text
 from .._compat import EIO, const
-from ..paths import INDEXES
 
 _FMT = const("<IIBB")
 HEADER = b"CHDX\x01\x00\x0a\x00"  # struct.pack("<IHH", 0x58444843, 1, 10)
@@ -37,8 +36,8 @@ TMP = fsutil.TMP  # a file's next version while it is written (fsutil.replace, r
 # lists the folder, so it neither sees nor removes these:
 ARC = ".arc"  # `<log>.arc<N>`: archive segment N, turns compaction moved out of the log
 TIX = ".tix"  # a text index (session/tix.py) of a log or segment: `tix(path)`
-# The text indexes live in a folder of their own beside the sessions folder (INDEXES, which
-# the data root's Layout makes): littlefs finds a name by reading its folder's metadata,
+# The text indexes live in a folder of their own beside the sessions folder (paths.INDEXES,
+# which the data root's Layout makes): littlefs finds a name by reading its folder's metadata,
 # which every append to a log lengthens, and a query opens an index per file in its scope
 # (docs/DESIGN.md, history search).
 IDX_TMP = IDX + TMP
@@ -91,21 +90,19 @@ def is_log_name(name):
 def index_dir(directory):
     """The folder of the text indexes of the sessions folder `directory`: its sibling
     `search` (`<root>/sessions` -> `<root>/search`)."""
+    from ..paths import INDEXES  # (not a global: each costs the frozen firmware's heap)
+
     up, sep, _ = directory.rstrip("/").rpartition("/")
     return up + sep + INDEXES
 
 
-def tix(path):
-    """The text index of the log or segment `path`: `<root>/search/<its name>.tix`."""
+def tix(path, every=False):
+    """The text index of the log or segment `path`: `<root>/search/<its name>.tix`; with
+    `every`, each name it may have, rewrites first: in its folder, and beside `path` (where
+    builds before the folder kept it: moved at its next use)."""
     d, _, name = path.rpartition("/")
-    return index_dir(d) + "/" + name + TIX
-
-
-def tix_files(path):
-    """Every name the text index of `path` may have, rewrites first: in its folder, and
-    beside `path` (where versions before the folder kept it: moved at its next use)."""
-    t = tix(path)
-    return (t + TMP, t, path + TIX + TMP, path + TIX)
+    t = index_dir(d) + "/" + name + TIX
+    return (t + TMP, t, path + TIX + TMP, path + TIX) if every else t
 
 
 def segment_of(name):

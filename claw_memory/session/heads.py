@@ -96,7 +96,7 @@ def _drop_rest(log, limit, note):
     an open of the session would; `limit`: the record size bound)."""
     if fsutil.exists(log):
         return
-    for t in fmt_.tix_files(log):
+    for t in fmt_.tix(log, True):
         fsutil.remove(t)
     from .pending import Pending
 

@@ -9,8 +9,6 @@
 # The persist path catches the log's index up when enough bytes wait (write.flush_index);
 # a search catches up what is left.
 
-import os
-
 from .. import fsutil, jsonraw, text
 from .._compat import const, dumps
 from ..core import FINAL, TOOL_CALL, TOOL_RESULTS, USER
@@ -203,35 +201,6 @@ def covered(path, size, f_data):
     return blks[-1].end if blks else 0
 
 
-def _adopt(path, ipath):
-    """Move the text index an older version kept beside `path` (`<path>.tix`) to `ipath`,
-    its folder made first; True when there was one. Copied to `ipath`'s `.tmp`, the old one
-    removed, then renamed: a cut leaves one of them, or none (made again: derived). Not
-    renamed across the folders: littlefs does that in two commits, and a cut between them
-    was seen to hide the log beside the old name until the next write (a search took it
-    for deleted). One that cannot be copied is dropped and made again."""
-    fsutil.makedirs(ipath.rpartition("/")[0])  # (a Sessions of its own: Layout makes it)
-    old = path + fmt_.TIX
-    try:
-        f = fsutil.open_existing(old)
-        if f is None:
-            return False
-        with f:
-            fsutil.write_tmp(ipath, lambda out: out.copy(f, 0, f.seek(0, 2)))
-        done = True
-    except OSError:  # (unreadable, or no room for the copy: dropped, made again from its file)
-        done = False
-    for p in (old + fsutil.TMP, old) if done else (ipath + fsutil.TMP, old + fsutil.TMP, old):
-        try:  # (a rewrite a cut left too)
-            fsutil.remove(p)
-        except OSError:  # (one that cannot be removed is left to a repair: never read)
-            pass
-    if done:
-        fsutil.wrote(ipath)
-        os.rename(ipath + fsutil.TMP, ipath)
-    return done
-
-
 def update(path, limit, end=-1):
     """Bring the index of `path` up to `end` (-1: the file's end): blocks appended for the
     records after its last one, or the whole index written again when it no longer matches
@@ -245,8 +214,11 @@ def update(path, limit, end=-1):
         return 0
     with open(path, "rb") as f:
         at = covered(path, size, f)
-        if at == 0 and fsutil.size(ipath) < 0 and _adopt(path, ipath):
-            at = covered(path, size, f)
+        if at == 0 and fsutil.size(ipath) < 0:
+            from .adopt import adopt
+
+            if adopt(path, ipath):  # (one an earlier build kept beside the file, moved in)
+                at = covered(path, size, f)
         if 0 <= at and at >= end:
             return at
         if at < 0 or fsutil.size(ipath) < 0:

@@ -7,6 +7,7 @@
 
 from .. import fsutil
 from .._compat import ilistdir
+from ..paths import INDEXES
 from . import archive
 from . import format as fmt_
 
@@ -56,7 +57,7 @@ def _orphans(directory):
     logs, where versions before it kept them; beside the logs also such a version's
     rewrites, and an index the folder holds already. Their names, with their folder's."""
     gone = []
-    for d, shown in ((fmt_.index_dir(directory), fmt_.INDEXES + "/"), (directory, "")):
+    for d, shown in ((fmt_.index_dir(directory), INDEXES + "/"), (directory, "")):
         if not fsutil.exists(d):
             continue
         names = []  # (collected first: a folder is not changed while it is listed)

@@ -271,7 +271,9 @@ def leftovers(log):
     out = [log.rsplit("/", 1)[-1] + s for s in fmt_.LEFTOVERS if fsutil.exists(log + s)]
     t = fmt_.tix(log) + fmt_.TMP
     if fsutil.exists(t):
-        out.append(fmt_.INDEXES + "/" + t.rsplit("/", 1)[-1])
+        from ..paths import INDEXES
+
+        out.append(INDEXES + "/" + t.rsplit("/", 1)[-1])
     return out
 
 

@@ -1,4 +1,4 @@
-# The text indexes' own folder (format.tix, indexer._adopt): where they are, when the folder
+# The text indexes' own folder (format.tix, adopt.adopt): where they are, when the folder
 # is made, an older version's indexes moved into it, indexes of nothing removed.
 # MIT license
 
