@@ -135,6 +135,7 @@ def test_a_session_esp_claw_deleted_leaves_nothing_that_comes_back():
             ok(not fsutil.exists(p), "%s: the search removed %s too" % (kind, p))
         _nothing_of_the_old_session(kind, s, segs, [])
         ok(any("ESP-Claw deleted" in n for n in notes), "%s: noted: %r" % (kind, notes))
+        s.close()  # (the files its searches keep open hold this flash's image)
         dev.unmount()
 
 
