@@ -514,7 +514,7 @@ MUTANTS = [
      "the candidates' check counts a term's occurrences without the index's cap of 4"),
     ("session/indexer", "    if ln <= min(limit, _PARSE_MAX) + 1:\n        raw = f.read(ln)", "    if ln <= min(limit, _PARSE_MAX):\n        raw = f.read(ln)",
      "a record of exactly the record bound is read as an oversized one (its raw JSON shown)"),
-    ("session/indexer", "        if at < 0 or fsutil.size(ipath) < 0:", "        if at < 0:",
+    ("session/indexer", "        if at < 0 or missing:", "        if at < 0:",
      "a log's first text index is appended without its header (never valid, always rebuilt)"),
     ("session/indexer", "    return blks[-1].end if blks else 0", "    return 0",
      "covered forgets where the index ends: a catch-up indexes the log again from its start"),

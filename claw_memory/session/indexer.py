@@ -214,14 +214,16 @@ def update(path, limit, end=-1):
         return 0
     with open(path, "rb") as f:
         at = covered(path, size, f)
-        if at == 0 and fsutil.size(ipath) < 0:
+        missing = at == 0 and fsutil.size(ipath) < 0  # (covered() > 0: it is there)
+        if missing:
             from .adopt import adopt
 
             if adopt(path, ipath):  # (one an earlier build kept beside the file, moved in)
                 at = covered(path, size, f)
+                missing = False
         if 0 <= at and at >= end:
             return at
-        if at < 0 or fsutil.size(ipath) < 0:
+        if at < 0 or missing:
             def write(out):
                 out.write(tix.MAGIC)
                 index(out, f, 0, end, limit)
