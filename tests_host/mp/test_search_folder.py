@@ -66,6 +66,15 @@ def _old_layout():
         f.write(b"CTIX")
 
 
+def _two_sessions():
+    # (SID and U2, one turn each, closed: their indexes written)
+    dev, s = fresh(blocks=512)
+    turn(s, SID, 1)
+    turn(s, U2, 2)
+    s.close()
+    return dev, s
+
+
 class _Made:
     """Counts the indexes made from their files (indexer.index)."""
 
@@ -176,10 +185,7 @@ def test_an_older_versions_index_of_a_log_rewritten_since_is_made_again():
 
 @heap("16M")  # (2 MiB simulated flashes)
 def test_deleting_a_session_removes_an_older_versions_index():
-    dev, s = fresh(blocks=512)
-    turn(s, SID, 1)
-    turn(s, U2, 2)
-    s.close()
+    dev, s = _two_sessions()
     _old_layout()
     old = D + "/" + file_name(U2) + ".tix"
     ok(fsutil.exists(old) and fsutil.exists(old + ".tmp"), "(beside its log, with a rewrite's leftover)")
@@ -193,10 +199,7 @@ def test_deleting_a_session_removes_an_older_versions_index():
 def test_a_repair_removes_indexes_of_files_that_are_gone():
     # ESP-Claw deletes a session's log, .idx and .blocked: our index (the words of every
     # message of it) is left; an explicit repair removes it, and a stray one of a segment
-    dev, s = fresh(blocks=512)
-    turn(s, SID, 1)
-    turn(s, U2, 2)
-    s.close()
+    dev, s = _two_sessions()
     gone = D + "/" + file_name(U2)
     for p in (gone, gone + ".idx"):
         os.remove(p)

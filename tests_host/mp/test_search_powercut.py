@@ -282,22 +282,33 @@ def test_a_lowered_archive_limit_cut_anywhere_leaves_segments_whole_or_gone():
     _every_config(_lowered)
 
 
-def _rebuild_matrix(config, torn):
+def _same_hits(config, torn, away, after=None):
+    # The archived session's text indexes taken from their folder (`away()`), then a search
+    # that writes them; cut anywhere, the next searches give the same hits as before (then
+    # after(n), the cut's own checks). Returns the number of cuts.
     queries = [WORDS[n] for n in range(len(WORDS))]
 
     def prepare():
         mem = _open()
         want = [mem.search(q, 5, session=SID) for q in queries]
-        for name in os.listdir(index_dir(D)):
-            os.remove(index_dir(D) + "/" + name)
+        away()
         return want
 
     def check(n, want):
         mem = _open()
         eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
+        if after:
+            after(n)
 
-    # (the search writes every index again)
-    total = _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)
+    return _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)
+
+
+def _rebuild_matrix(config, torn):
+    def away():
+        for name in os.listdir(index_dir(D)):
+            os.remove(index_dir(D) + "/" + name)
+
+    total = _same_hits(config, torn, away)  # (the search writes every index again)
     ok(total > 5, "a rebuild writes")
     return total
 
@@ -311,24 +322,17 @@ def _relocate_matrix(config, torn):
     # An older version's root (its text indexes beside the logs, no folder of their own):
     # the first index written moves them into the folder; a cut anywhere in the move leaves
     # the same answers, and the next search finishes it.
-    queries = [WORDS[n] for n in range(len(WORDS))]
-
-    def prepare():
-        mem = _open()
-        want = [mem.search(q, 5, session=SID) for q in queries]
+    def away():
         for name in os.listdir(index_dir(D)):
             os.rename(index_dir(D) + "/" + name, D + "/" + name)
         os.rmdir(index_dir(D))
-        return want
 
-    def check(n, want):
-        mem = _open()
-        eq([mem.search(q, 5, session=SID) for q in queries], want, "cut %d: the same hits" % n)
+    def after(n):
         eq([x for x in os.listdir(D) if ".tix" in x], [], "cut %d: none left beside the logs" % n)
         eq([x for x in os.listdir(index_dir(D)) if not x.endswith(".tix")], [],
            "cut %d: no copy left unfinished" % n)
 
-    total = _cut_each(config, torn, prepare, lambda: _open().search("violin", 3, session=SID), check)
+    total = _same_hits(config, torn, away, after)
     ok(total > 3, "the move writes")
     return total
 
