@@ -2147,7 +2147,7 @@ MUTANTS = [
      "a sessions folder named with a trailing slash gets its indexes' folder inside it"),
     ("session/format", "    return (t + TMP, t, path + TIX + TMP, path + TIX) if every else t", "    return (t + TMP, t) if every else t",
      "an older version's index beside a deleted file stays (the words of a deleted session)"),
-    ("session/indexer", "            if adopt(path, ipath):  # (one an earlier build kept beside the file, moved in)", "            if False:",
+    ("session/indexer", "                if adopt(path, ipath):  # (moved in)", "                if False:",
      "an older version's index is made again, not moved (and stays beside its log)"),
     ("session/adopt", "            fsutil.write_tmp(ipath, lambda out: out.copy(f, 0, f.seek(0, 2)))",
      "            fsutil.write_tmp(ipath, lambda out: out.copy(f, 0, f.seek(0, 2) - 1))",
@@ -2180,4 +2180,9 @@ MUTANTS = [
     ("session/adopt", "    for p in (old + fsutil.TMP, old) if done else (ipath + fsutil.TMP, old + fsutil.TMP, old):",
      "    for p in (old + fsutil.TMP, old) if done else ():",
      "an older version's index that cannot be moved stays beside its log"),
+    ("session/indexer", "            fsutil.makedirs(ipath.rpartition(\"/\")[0])  # (a Sessions of its own: Layout makes it)\n", "",
+     "a Sessions of its own (no Layout) cannot write its first text index: no folder for it"),
+    ("session/indexer", "            if fsutil.size(path + fmt_.TIX) >= 0:  # (an earlier build's, beside the file)",
+     "            if fsutil.size(path + fmt_.TIX) > 0:  # (an earlier build's, beside the file)",
+     "an earlier build's empty index beside its log is never moved or removed"),
 ]

@@ -18,7 +18,6 @@ def adopt(path, ipath):
     renamed across the folders: littlefs does that in two commits, and a cut between them
     was seen to hide the log beside the old name until the next write (a search took it
     for deleted). One that cannot be copied is dropped and made again."""
-    fsutil.makedirs(ipath.rpartition("/")[0])  # (a Sessions of its own: Layout makes it)
     old = path + fmt_.TIX
     try:
         f = fsutil.open_existing(old)

@@ -216,11 +216,14 @@ def update(path, limit, end=-1):
         at = covered(path, size, f)
         missing = at == 0 and fsutil.size(ipath) < 0  # (covered() > 0: it is there)
         if missing:
-            from .adopt import adopt
+            fsutil.makedirs(ipath.rpartition("/")[0])  # (a Sessions of its own: Layout makes it)
+            if fsutil.size(path + fmt_.TIX) >= 0:  # (an earlier build's, beside the file)
+                # (loaded only then: as .mpy its bytecode takes heap a rebuild needs)
+                from .adopt import adopt
 
-            if adopt(path, ipath):  # (one an earlier build kept beside the file, moved in)
-                at = covered(path, size, f)
-                missing = False
+                if adopt(path, ipath):  # (moved in)
+                    at = covered(path, size, f)
+                    missing = False
         if 0 <= at and at >= end:
             return at
         if at < 0 or missing:

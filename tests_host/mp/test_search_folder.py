@@ -145,6 +145,22 @@ def test_an_older_versions_index_that_cannot_be_moved_is_made_again():
 
 
 @heap("16M")  # (2 MiB simulated flashes)
+def test_an_older_versions_empty_index_is_taken_in_and_made_again():
+    # (an empty file: what a cut as an older version created its index could leave)
+    dev, s = _two_sessions()
+    want = Sessions(D).search("turn", 5)
+    _old_layout()
+    with open(D + "/" + file_name(SID) + ".tix", "wb"):
+        pass
+    with _Made() as made:
+        got = Sessions(D).search("turn", 5)
+    eq(got, want, "the same answer")
+    eq(made.starts, [0], "the empty one made again from its log, the other moved")
+    eq([n for n in os.listdir(D) if ".tix" in n], [], "nothing left beside the logs")
+    dev.unmount()
+
+
+@heap("16M")  # (2 MiB simulated flashes)
 def test_a_compaction_moves_an_older_versions_index_and_keeps_it_up_to_date():
     # (without the archive: the compaction itself writes no index of a segment)
     dev, s = fresh(blocks=512, size_limit=10 ** 6)
