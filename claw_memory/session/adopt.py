@@ -2,8 +2,8 @@
 # sessions folder) moved into the text indexes' folder.
 # MIT license
 #
-# Loaded only when a file's index is missing from the folder (its first index, or one made
-# again): installed as .mpy, a module's bytecode lives in the heap.
+# Loaded only when a file's index is missing from the folder and one lies beside the file
+# (indexer.update): installed as .mpy, a module's bytecode lives in the heap.
 
 import os
 
