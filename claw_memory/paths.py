@@ -4,7 +4,7 @@
 import os
 
 from ._compat import ENOENT, MICROPYTHON, const
-from .fsutil import exists, is_dir, makedirs
+from . import fsutil  # (one global, not three: the frozen firmware's heap holds each)
 
 # MICROPY_ALLOC_PATH_MAX is 128 on ESP32; the longest name below the root is
 # "/sessions/chat_map/chat_<24>_<8>.json.tmp" (66 bytes; a segment's text index rewrite,
@@ -34,7 +34,7 @@ def _mounted(path):
     try:
         return any(p == path for _, p in os.mount())
     except (AttributeError, TypeError):
-        return is_dir(path)
+        return fsutil.is_dir(path)
 
 
 def data_root(root=None):
@@ -72,24 +72,24 @@ class Layout:
 
     def ensure(self):
         """Create `sessions/`, `memory/` and `search/` (and the root) when missing."""
-        makedirs(self.sessions)
-        makedirs(self.memory)
+        fsutil.makedirs(self.sessions)
+        fsutil.makedirs(self.memory)
         # (made with the others: the first text index, which would make it, falls inside a
         # persisted turn, and a new folder on FAT costs a turn's worth of sector writes)
-        makedirs(join(self.root, INDEXES))
+        fsutil.makedirs(join(self.root, INDEXES))
         return self
 
     def exists(self):
         """True when the root is a data root: it has `sessions/` or `memory/`."""
-        return is_dir(self.sessions) or is_dir(self.memory)
+        return fsutil.is_dir(self.sessions) or fsutil.is_dir(self.memory)
 
     def mode(self):
         """The mode the root was used in, as the files show it: "lite" when `memory/` has
         MEMORY.md and no store file (the user's document, which no store renders), else
         "full" (a store, or nothing to tell by: claw_memory.open()'s default)."""
-        if exists(self.records) or exists(join(self.memory, STORE_INDEX)):
+        if fsutil.exists(self.records) or fsutil.exists(join(self.memory, STORE_INDEX)):
             return "full"
-        return "lite" if exists(join(self.memory, MEMORY_MD)) else "full"
+        return "lite" if fsutil.exists(join(self.memory, MEMORY_MD)) else "full"
 
     def check(self):
         """Raise OSError(ENOENT) unless the root is a data root (creates nothing)."""

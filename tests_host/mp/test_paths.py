@@ -4,7 +4,7 @@ import os
 from flashsim import mount
 from mptest import eq, ok, raises
 
-from claw_memory import paths
+from claw_memory import fsutil, paths
 
 
 def test_explicit_root_wins_and_is_normalised():
@@ -43,8 +43,8 @@ def test_join():
 def test_layout_creates_directories():
     dev = mount("lfs2", "/flash", blocks=32)
     lay = paths.Layout("/flash/agent").ensure()
-    ok(paths.is_dir("/flash/agent/sessions"), "sessions/")
-    ok(paths.is_dir("/flash/agent/memory"), "memory/")
+    ok(fsutil.is_dir("/flash/agent/sessions"), "sessions/")
+    ok(fsutil.is_dir("/flash/agent/memory"), "memory/")
     eq(lay.chat_map, "/flash/agent/sessions/chat_map", "chat map under sessions")
     lay.ensure()  # idempotent
     dev.unmount()
@@ -55,7 +55,7 @@ def _tree(path):
     for name in sorted(os.listdir(path)):
         p = path + "/" + name
         out.append(name)
-        if paths.is_dir(p):
+        if fsutil.is_dir(p):
             out += [name + "/" + n for n in _tree(p)]
     return out
 
@@ -75,7 +75,7 @@ def test_open_without_create_refuses_a_folder_that_is_not_a_data_root():
     e = raises(OSError, claw_memory.open, "/flash/nope", create=False)
     ok("no data root at /flash/nope" in e.args[1], "a missing folder")
     eq(_tree("/flash/docs"), ["notes.txt"], "nothing created")
-    ok(not paths.is_dir("/flash/nope"), "the missing root stays missing")
+    ok(not fsutil.is_dir("/flash/nope"), "the missing root stays missing")
     dev.unmount()
 
 
