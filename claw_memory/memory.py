@@ -7,7 +7,7 @@
 # the heap (docs/PERFORMANCE.md, the heap tables).
 
 from ._compat import unix_time
-from .paths import MEMORY_MD, Layout
+from .paths import Layout
 from .profile import Profile
 from .session import ARCHIVE_LIMIT, HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
@@ -114,6 +114,8 @@ class Memory:
         return self._hooks
 
     def md_path(self):
+        from .paths import MEMORY_MD  # (not a global: the frozen firmware's heap holds each)
+
         return self.layout.memory + "/" + MEMORY_MD
 
     def _refresh_md(self):
