@@ -2182,7 +2182,7 @@ MUTANTS = [
      "an older version's index that cannot be moved stays beside its log"),
     ("session/indexer", "            fsutil.makedirs(ipath.rpartition(\"/\")[0])  # (a Sessions of its own: Layout makes it)\n", "",
      "a Sessions of its own (no Layout) cannot write its first text index: no folder for it"),
-    ("session/indexer", "            if fsutil.size(path + fmt_.TIX) >= 0:  # (an earlier build's, beside the file)",
-     "            if fsutil.size(path + fmt_.TIX) > 0:  # (an earlier build's, beside the file)",
+    ("session/indexer", "                beside = fsutil.size(path + fmt_.TIX) >= 0",
+     "                beside = fsutil.size(path + fmt_.TIX) > 0",
      "an earlier build's empty index beside its log is never moved or removed"),
 ]

@@ -217,7 +217,11 @@ def update(path, limit, end=-1):
         missing = at == 0 and fsutil.size(ipath) < 0  # (covered() > 0: it is there)
         if missing:
             fsutil.makedirs(ipath.rpartition("/")[0])  # (a Sessions of its own: Layout makes it)
-            if fsutil.size(path + fmt_.TIX) >= 0:  # (an earlier build's, beside the file)
+            try:  # (an earlier build's beside the file; as compact.compact asks)
+                beside = fsutil.size(path + fmt_.TIX) >= 0
+            except OSError:  # (unreadable: left out, as adopt drops one it cannot copy)
+                beside = False
+            if beside:
                 # (loaded only then: as .mpy its bytecode takes heap a rebuild needs)
                 from .adopt import adopt
 

@@ -94,6 +94,33 @@ class _Made:
         return False
 
 
+class _Failing:
+    """fsutil.<name> failing with EIO for the paths `fails` picks (with `once`, the first
+    such call only); `paths`: those it failed."""
+
+    def __init__(self, name, fails, once=False):
+        self.name = name
+        self.fails = fails
+        self.once = once
+        self.paths = []
+
+    def __enter__(self):
+        self.real = real = getattr(fsutil, self.name)
+
+        def failing(path, *args):
+            if self.fails(path) and not (self.once and self.paths):
+                self.paths.append(path)
+                raise OSError(5, "EIO")
+            return real(path, *args)
+
+        setattr(fsutil, self.name, failing)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(fsutil, self.name, self.real)
+        return False
+
+
 @heap("16M")  # (2 MiB simulated flashes)
 def test_an_older_versions_indexes_are_moved_into_the_folder_not_made_again():
     for kind in ("lfs2", "fat"):
@@ -121,22 +148,9 @@ def test_an_older_versions_index_that_cannot_be_moved_is_made_again():
     want = Sessions(D).search("lookup result 3", 5)
     _old_layout()
     bad = tix_of(s.path(SID))
-    real = fsutil.write_tmp
-    calls = []
-
-    def failing(path, data):
-        if path == bad:
-            calls.append(path)
-            if len(calls) == 1:  # (the copy: the old index unreadable, or no room for it)
-                raise OSError(5, "EIO")
-        return real(path, data)
-
-    fsutil.write_tmp = failing
-    try:
-        with _Made() as made:
-            first = Sessions(D).search("lookup result 3", 5)
-    finally:
-        fsutil.write_tmp = real
+    # (the first write of it: the copy, the old index unreadable, or no room for it)
+    with _Failing("write_tmp", lambda path: path == bad, once=True), _Made() as made:
+        first = Sessions(D).search("lookup result 3", 5)
     eq(first, want, "the same answer, the others moved")
     eq(made.starts, [0], "the log's made again from its text (without the failing copy)")
     eq([n for n in os.listdir(D) if ".tix" in n and file_name(SID) in n], [], "the unreadable one dropped too")
@@ -157,6 +171,23 @@ def test_an_older_versions_empty_index_is_taken_in_and_made_again():
     eq(got, want, "the same answer")
     eq(made.starts, [0], "the empty one made again from its log, the other moved")
     eq([n for n in os.listdir(D) if ".tix" in n], [], "nothing left beside the logs")
+    dev.unmount()
+
+
+@heap("16M")  # (2 MiB simulated flashes)
+def test_a_failing_look_beside_the_log_makes_the_index_again():
+    # (the look for an earlier build's index beside the log fails with EIO: that one is
+    # left out, as one that cannot be copied is, and the index is made from the log)
+    dev, s = _two_sessions()
+    want = Sessions(D).search("turn", 5)
+    for name in os.listdir(IX):
+        os.remove(IX + "/" + name)
+    beside = _Failing("size", lambda path: path.startswith(D + "/") and path.endswith(".log.tix"))
+    with beside, _Made() as made:
+        got = Sessions(D).search("turn", 5)
+    ok(beside.paths, "(looked beside the logs)")
+    eq(got, want, "the same answer")
+    eq(made.starts, [0, 0], "both made again from their logs")
     dev.unmount()
 
 
