@@ -140,7 +140,8 @@ def compact(log, st, size_limit, note, limit, archive_limit=0, now=0):
     arch = 0 < seg <= archive_limit
     indexed = arch or fsutil.size(fmt_.tix(log)) >= 0
     if not indexed:
-        try:  # (an index an older version kept beside the log counts: the update moves it)
+        try:  # (an older version's index beside the log counts: the update moves it; as
+            # indexer.update asks)
             indexed = fsutil.size(log + fmt_.TIX) >= 0
         except OSError:  # (unreadable: derived, left out)
             pass
