@@ -228,12 +228,15 @@ class Block:
         return probe(f, self.end, self.start, self.span) == self.probe
 
     def head(self, f):
-        """(lengths, bucket directory) as bytes; ValueError when the directory's end does
-        not fit the block (a damaged index: derived, its callers make it again)."""
+        """(lengths, bucket directory), views of one read; ValueError when the directory's
+        end does not fit the block (a damaged index: derived, its callers make it again)."""
         raw = _read_at(f, self.pos + BH, self.posts - self.pos - BH)
         self.pend = struct.unpack_from("<H", raw, len(raw) - 2)[0]  # (where the postings end)
         if self.posts + self.pend > self.next():
             raise ValueError(_DAMAGED)
+        # (views, not slices: a merged block's are up to 3 KiB, copied they were twice that
+        # at the query's heap peak)
+        raw = memoryview(raw)
         return raw[: self.n], raw[self.n :]
 
     def bucket(self, d, h):

@@ -123,7 +123,7 @@ def write(out, f, parts, dls, table, start, end, prb, sumdl):
     DROP; None: its ordinals moved up by `base`), the records' lengths `dls` and record
     table `table` (theirs, in order), the range [start, end) with the probe `prb`.
     ValueError (or IndexError): a part is damaged."""
-    dirs = [b.head(f)[1] for b, _, _ in parts]
+    dirs = [bytes(b.head(f)[1]) for b, _, _ in parts]  # (not views: each would keep its lengths)
     fine = array("H", bytes(2 << _FINE))  # bytes of each finest bucket's terms
     distinct = 0
     buf = bytearray()
