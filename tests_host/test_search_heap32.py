@@ -3,8 +3,8 @@ package frozen in (tools/build_mp32.py --plain; skipped, with the reason, when i
 built here): 70 chats, every log with a match, searched over the whole data root and in one
 chat (tests_host/support/search_heap.py). Target (issue 26): at most 16 KiB above idle. A
 query keeps each file with matches as its place in the listing, not its id and path (which
-cost about 150 bytes a file: 70 files held 10 KiB more). Measured here: 11.1 KiB (root), 7.7
-(chat), 14.5 (terms, the first pass's bound reached); CI's machine measured the terms query
+cost about 150 bytes a file: 70 files held 10 KiB more). Measured here: 11.0 KiB (root), 6.6
+(chat), 13.8 (terms, the first pass's bound reached); CI's machine measured the terms query
 1.1 KiB above this machine's figure for the same code (the collector's words on the C
 stack), which the bound of 3 KiB of first-pass matches leaves room for."""
 

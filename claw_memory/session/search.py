@@ -49,7 +49,9 @@ from .write import TAIL
 QUERY_MAX = const(512)  # bytes of a query read
 TERMS_MAX = const(16)  # distinct terms of a query used
 LIMIT_MAX = const(50)
-_POOL = const(2048)  # bytes of postings and their records' lengths kept from the first pass
+# Bytes of postings and their records' lengths kept from the first pass: 1 KiB reads as
+# much as 2 did (the second pass reads the rest from the index, kept open: held.py)
+_POOL = const(1024)
 _KEEP = const(3072)  # bytes of matches, blocks and files the first pass keeps (hits.rest)
 _AGAIN = const(6)  # runs again without files that failed after the first pass (each reads all)
 

@@ -155,9 +155,10 @@ def cost_tables(r, out):
         "look up by when that last happened (60 appends to the board set's logs doubled what "
         "opening each of its files costs). The figures are taken after the memory was closed "
         "and opened again; the close merged each session's text index (session/tixmerge.py: "
-        "three commits each), which the lookups include. A search keeps the first 4 files it "
+        "three commits each), which the lookups include. A search keeps the first 6 files it "
         "opens open for the next query (session/held.py; each holds littlefs's handle and its "
-        "128-byte cache, 264 bytes, within the query's 16 KiB of heap), until their paths are "
+        "128-byte cache, with its entry about 480 bytes on the 32-bit port, within the query's "
+        "16 KiB of heap), until their paths are "
         "written: queries one after another open fewer files; after a turn, the chat's current "
         "session's files are opened again; the first query after opening opens every file.")
     for layout in ("board", "chats"):
