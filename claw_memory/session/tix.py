@@ -287,11 +287,17 @@ class Block:
         if n < 0:
             n = self.n
         at = self.dir + self.postings_size(f)
-        raw = _read_at(f, at, min(self.next() - at, _ENTRY_MAX * n))
+        left = self.next() - at
+        # (an entry is 1 to _ENTRY_MAX bytes, most of them 2: the first n's are read about
+        # as far as they go, more when they go further; read at _ENTRY_MAX bytes each, a
+        # query's candidates read about twice the tables they needed)
+        raw = _read_at(f, at, min(left, 3 * n + _ENTRY_MAX))
         for check in (True, False):  # (nothing of a damaged table is given: a pager goes on
             pos = self.start  # after the last record it was given)
             i = 0
-            for _ in range(n):
+            for r in range(n):
+                if check and len(raw) - i < _ENTRY_MAX and len(raw) < left:
+                    raw += _read_at(f, at + len(raw), min(left - len(raw), 3 * (n - r) + _ENTRY_MAX))
                 v, i = unvarint(raw, i)
                 if v & 1:
                     gap, i = unvarint(raw, i)

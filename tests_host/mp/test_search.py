@@ -143,6 +143,46 @@ def test_a_block_reads_back_what_was_built():
         eq(list(blk2.records(f)), [(0, 40, 1), (60, 10, 4)], "new record table (a gap before the second)")
 
 
+class _Counted:
+    # (a file whose reads are counted)
+    def __init__(self, f):
+        self.f = f
+        self.got = 0
+
+    def seek(self, *a):
+        return self.f.seek(*a)
+
+    def read(self, n):
+        r = self.f.read(n)
+        self.got += len(r)
+        return r
+
+
+def test_a_record_tables_first_entries_are_read_about_as_far_as_they_go():
+    # Entries of 6 bytes (records of 3,000 bytes, each after a gap of 70,000): the first n
+    # are read past the 3 bytes an entry the first read allows, and no further than they
+    # need (the candidates' pass reads a table up to its last candidate)
+    mount("lfs2", "/flash", blocks=64)
+    b = tix.Builder()
+    want = []
+    for i in range(100):
+        off = i * 73000 + 70000
+        b.add(off, 3000, 1 + i % 3, [0x1000 + i])
+        want.append((off, 3000, 1 + i % 3))
+    raw = tix.MAGIC + b.block(want[-1][0] + 3000, 0)
+    with open("/flash/t.tix", "wb") as f:
+        f.write(raw)
+    blk = tix.blocks("/flash/t.tix")[0][0]
+    with open("/flash/t.tix", "rb") as f:
+        eq(list(blk.records(f)), want, "the whole table")
+        whole = blk.next() - blk.dir - blk.postings_size(f)
+        ok(whole >= 590, "entries of 6 bytes (the first, no gap: 3): %d" % whole)
+        for n in (1, 4, 10, 50, 99, 100):
+            c = _Counted(f)
+            eq(list(blk.records(c, n)), want[:n], "the first %d" % n)
+            ok(c.got <= 2 + 6 * n + 40, "the first %d: %d bytes read" % (n, c.got))
+
+
 def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
     # A block knows a term by 20 bits of its hash: two terms of one record that share them
     # are one posting (their records are checked when a query finds them).
