@@ -193,7 +193,7 @@ def _score(q, top, bad):
                             f, open_fi = _reopen(q, f, open_fi, fi, kept)
                             if dls is None:
                                 f.seek(q.bpos[j])
-                                dls = tix.Block(f.read(tix.BH), q.bpos[j]).head(f)[0]
+                                dls = tix.Block(f.read(tix.BH), q.bpos[j]).lengths(f)
                             f.seek(q.mat[m + t] + p)
                             raw = f.read(min(size - p, _WIN_READ))
                         except OSError as e:
@@ -202,7 +202,7 @@ def _score(q, top, bad):
                             q.lost(kept.get(fi), e)
                             bad.append(fi)
                             raise _Bad()
-                        except ValueError:  # (its lengths and directory damaged)
+                        except ValueError:  # (its lengths damaged: short)
                             raise Stale(kept.get(fi)[1])
                         i = 0
                     else:

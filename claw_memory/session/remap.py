@@ -80,7 +80,7 @@ def _split(b, m, mv, merged, fi):
     # streamed: each side's ordinals, lengths and record table made as its records are met
     # (a list of a thousand records' places would take ~40 KiB), its postings renumbered as
     # tixmerge writes them. (Whether the moves named its records, the moves' next.)
-    dls = b.head(fi)[0]
+    dls = b.lengths(fi)
     sides = []
     for mg in merged:
         sides.append([array("H", b"\xff\xff" * b.n), bytearray(), bytearray(), -1, 0, 0]
@@ -138,7 +138,7 @@ class _Merged:
             self.flush()
         if not len(self.bld):
             take(self.bld, len(ents), posts, b.bits)
-        dls = b.head(fi)[0]
+        dls = b.lengths(fi)
         for to, ln, k, j, _ in ents:
             self.bld.record(to, ln, k, dls[j])
         self.end = ents[-1][0] + ents[-1][1]

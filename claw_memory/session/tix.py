@@ -239,6 +239,10 @@ class Block:
         raw = memoryview(raw)
         return raw[: self.n], raw[self.n :]
 
+    def lengths(self, f):
+        """The records' lengths in terms (one byte each), without the directory."""
+        return _read_at(f, self.pos + BH, self.n)
+
     def bucket(self, d, h):
         """(file position, length) of the bucket of hash `h` (`d`: the directory head()
         returned)."""

@@ -108,7 +108,7 @@ def _group(out, f, fd, g):
     sumdl = 0
     for b in g:
         parts.append((b, None, len(dls)))
-        dls += b.head(f)[0]
+        dls += b.lengths(f)
         sumdl += b.sumdl
         for off, ln, k in b.records(f):
             tix.entry(table, off - at, ln, k)

@@ -114,6 +114,7 @@ def test_a_block_reads_back_what_was_built():
         eq(list(blk.records(f, 2)), [(100, 40, 1), (140, 30, 2)], "its first two records")
         dls, d = blk.head(f)
         eq(list(dls), [3, 1, 2], "lengths")
+        eq(list(blk.lengths(f)), [3, 1, 2], "lengths alone")
         got = blk.find(f, d, h1)
         f.seek(got[0])
         eq(tix.postings(f.read(got[1])), [0, 2], "h1: records 0 and 2")
