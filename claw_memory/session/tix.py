@@ -240,7 +240,8 @@ class Block:
         return raw[: self.n], raw[self.n :]
 
     def lengths(self, f):
-        """The records' lengths in terms (one byte each), without the directory."""
+        """The records' lengths in terms (one byte each), without the directory (not
+        checked: head() checks it); ValueError when the index is shorter."""
         return _read_at(f, self.pos + BH, self.n)
 
     def bucket(self, d, h):
@@ -291,10 +292,11 @@ class Block:
         if n < 0:
             n = self.n
         at = self.dir + self.postings_size(f)
-        left = self.next() - at
         # (an entry is 1 to _ENTRY_MAX bytes, most of them 2: the first n's are read about
-        # as far as they go, more when they go further; read at _ENTRY_MAX bytes each, a
-        # query's candidates read about twice the tables they needed)
+        # as far as they go, more when they go further, never past _ENTRY_MAX bytes each:
+        # a table of padded varints is damage, not megabytes read; read at _ENTRY_MAX bytes
+        # each, a query's candidates read about twice the tables they needed)
+        left = min(self.next() - at, _ENTRY_MAX * n)
         raw = _read_at(f, at, min(left, 3 * n + _ENTRY_MAX))
         for check in (True, False):  # (nothing of a damaged table is given: a pager goes on
             pos = self.start  # after the last record it was given)

@@ -184,6 +184,35 @@ def test_a_record_tables_first_entries_are_read_about_as_far_as_they_go():
             ok(c.got <= 2 + 6 * n + 40, "the first %d: %d bytes read" % (n, c.got))
 
 
+def test_a_record_table_of_padded_entries_is_damage_read_no_further_than_10_bytes_each():
+    # Padded varints (0x88 0x80 ... 0x00: a record of 1 byte) sized so that each runs to the
+    # end of what was read: read on and on they took megabytes, and a MemoryError, which
+    # no caller takes for a damaged index; past 10 bytes an entry they are damage
+    mount("lfs2", "/flash", blocks=256)
+    n = 200
+    tab = bytearray()
+    have = 3 * n + 10
+    for r in range(n):
+        if have - len(tab) < 10:
+            have += 3 * (n - r) + 10
+        ln = max(1, have - len(tab) - 9)
+        tab += b"\x08" if ln == 1 else b"\x88" + b"\x80" * (ln - 2) + b"\x00"
+    ok(len(tab) > 10 * n, "the table runs past 10 bytes an entry: %d" % len(tab))
+    d = bytes(2 * ((1 << 6) + 1))
+    body = n + len(d) + len(tab)
+    with open("/flash/t.tix", "wb") as f:
+        f.write(tix.MAGIC + tix.header(6, n, body, 0, n, 0, n) + b"\x01" * n + d + tab)
+    blk = tix.blocks("/flash/t.tix")[0][0]
+    with open("/flash/t.tix", "rb") as f:
+        c = _Counted(f)
+        try:
+            list(blk.records(c))
+            ok(False, "padded entries taken for a table")
+        except (IndexError, ValueError):
+            pass  # (the index's damage: its callers make it again)
+        ok(c.got <= 2 + 10 * n, "%d bytes read" % c.got)
+
+
 def test_two_terms_of_one_record_sharing_a_key_are_one_term_there():
     # A block knows a term by 20 bits of its hash: two terms of one record that share them
     # are one posting (their records are checked when a query finds them).
