@@ -2191,4 +2191,6 @@ MUTANTS = [
      "a block's first records read with its whole record table"),
     ("session/held", "_MAX = const(6)", "_MAX = const(0)",
      "a search keeps no file open for the next"),
+    ("session/tix", "        left = min(self.next() - at, _ENTRY_MAX * n)", "        left = self.next() - at",
+     "a record table of padded entries read on to the block's end (megabytes, a MemoryError)"),
 ]
