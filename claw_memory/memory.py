@@ -9,7 +9,7 @@
 from ._compat import unix_time
 from .paths import Layout
 from .profile import Profile
-from .session import ARCHIVE_LIMIT, HISTORY_TOKENS, SIZE_LIMIT, Sessions
+from .session import HISTORY_TOKENS, SIZE_LIMIT, Sessions
 
 FULL = "full"
 LITE = "lite"
@@ -29,7 +29,10 @@ class Memory:
 
     `archive_limit`: bytes of archived turns (the ones session compaction drops) kept
     searchable for the whole data root, oldest dropped first (0: dropped at compaction, as
-    ESP-Claw). `search_index`: keep each session's text index up to date as turns are
+    ESP-Claw). A limit given is applied when the sessions are first used too (lowered since
+    the segments were made, the oldest go then); not given (None), 1 MiB applied only as a
+    compaction archives: a look (`inspect`, the host's `claw-memory`), which does not know
+    the app's limit, never drops a segment. `search_index`: keep each session's text index up to date as turns are
     persisted (False: `search` indexes what it needs when it runs).
 
     `date`: when the board's clock is set, the system prompt ends with today's date (the
@@ -42,7 +45,7 @@ class Memory:
                  extract=True, max_message_chars=4096, max_record_bytes=65536,
                  session_limit=SIZE_LIMIT, history_tokens=HISTORY_TOKENS, seed_dir=None,
                  stage_note_wait=20, clock=unix_time, log=None, create=True, auto_recall=5,
-                 archive_limit=ARCHIVE_LIMIT, search_index=True, date=True, timezone=None):
+                 archive_limit=None, search_index=True, date=True, timezone=None):
         if mode not in (FULL, LITE):
             raise ValueError("mode must be 'full' or 'lite'")
         if mode == FULL:  # before anything is created

@@ -235,12 +235,13 @@ def bound(directory, limit):
     since they were made: 0 keeps none), then the files of every dead one removed and the
     catalog written without them; the number of segments dropped. (A compaction applies the
     bound as it adds a segment; this, at a Sessions' first use, covers a lower limit without
-    one. A cut after the catalog's write leaves dead ones, removed on the next first use.)"""
+    one. A cut after the catalog's write leaves dead ones, removed on the next first use.)
+    `limit` None: none dropped, the dead ones removed."""
     entries = read(directory)
     total = sum(e[1] for e in entries if e[4])
     n = 0
     for e in entries:
-        if total <= limit:
+        if limit is None or total <= limit:
             break
         if e[4]:
             e[4] = False

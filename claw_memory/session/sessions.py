@@ -35,19 +35,22 @@ class Sessions:
     `directory`: docs/FORMAT.md) is kept up to date as turns are
     persisted (False: a search indexes what it needs). `archive_limit`: the whole turns a
     compaction drops move to an archive segment, searchable and pageable, the segments of
-    the data root kept within that many bytes, oldest first (0: dropped, as ESP-Claw)."""
+    the data root kept within that many bytes, oldest first (0: dropped, as ESP-Claw); a
+    limit given is applied at the first use too (one lowered since the segments were made),
+    None (ARCHIVE_LIMIT, 1 MiB) only as a compaction archives: a look that does not know
+    the app's limit (inspect, the host's `claw-memory`) never drops a segment."""
 
     def __init__(self, directory, max_message_chars=4096, max_record_bytes=65536,
                  size_limit=SIZE_LIMIT, index_every=4, history_tokens=HISTORY_TOKENS, log=None,
-                 archive_limit=ARCHIVE_LIMIT, search_index=True, clock=unix_time):
+                 archive_limit=None, search_index=True, clock=unix_time):
         if max_message_chars < 1:
             raise ValueError("max_message_chars must be positive")
         if index_every < 1:
             raise ValueError("index_every must be positive")
         if history_tokens is not None and (not isinstance(history_tokens, int) or history_tokens < 0):
             raise ValueError("history_tokens must be a non-negative integer or None")
-        if not isinstance(archive_limit, int) or archive_limit < 0:
-            raise ValueError("archive_limit must be a non-negative integer")
+        if archive_limit is not None and (not isinstance(archive_limit, int) or archive_limit < 0):
+            raise ValueError("archive_limit must be a non-negative integer or None")
         self.dir = directory
         self.max_message_chars = max_message_chars
         self.max_record_bytes = max_record_bytes
@@ -260,7 +263,8 @@ class Sessions:
         try:
             write.clear_stale(log, st)
             new = compact_.compact(log, st, self.size_limit, self._note, self.max_record_bytes,
-                                   self.archive_limit, self.clock())
+                                   ARCHIVE_LIMIT if self.archive_limit is None
+                                   else self.archive_limit, self.clock())
         except BaseException:
             self._forget(log)  # a cut commit leaves files the cached state does not describe
             self._settled = False  # (and a journal: the next use finishes or undoes it)
@@ -429,7 +433,9 @@ class Sessions:
         if fsutil.size(self.dir + "/" + fmt_.CATALOG) >= 0:
             from .archive import bound
 
-            n = bound(self.dir, self.archive_limit)  # (a limit lower than when they were made)
+            # (a limit lower than when they were made; not given, none: a look from the
+            # REPL or the host does not know the app's, and drops nothing)
+            n = bound(self.dir, self.archive_limit)
             if n:
                 self._note("%d archive segments dropped: over archive_limit" % n)
 

@@ -666,6 +666,38 @@ def test_a_lower_archive_limit_drops_the_oldest_segments_at_the_next_open():
     dev.unmount()
 
 
+@heap("16M")
+def test_a_look_without_the_apps_limit_drops_none_of_its_archive():
+    # The app keeps more than 1 MiB of archive (its archive_limit); a look opens the root
+    # without knowing it (inspect from the REPL, the host's claw-memory): it dropped the
+    # oldest segments past the default 1 MiB at its first use, for good. Not given, the
+    # default applies only as a compaction archives.
+    from claw_memory import inspect
+
+    dev = mount("lfs2", "/flash", blocks=640)
+    fsutil.makedirs(D)
+    s = Sessions(D, size_limit=100000, archive_limit=4 << 20, max_message_chars=32000)
+    pad = " ".join("w%d" % (i % 500) for i in range(6000))  # (~30 KB a turn)
+    for i in range(44):
+        s.persist(SID, [(1, None, "turn %d: %s %s" % (i, "aardvarkian" if i == 0 else "x", pad))])
+        eq(s.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True), None, "turn %d" % i)
+    s.close()
+    live = [e[:2] for e in arc.read(D) if e[4]]
+    ok(sum(e[1] for e in live) > 1 << 20, "more than 1 MiB archived: %r" % live)
+    eq(inspect.search("aardvarkian", 1, root="/flash", rows=True)[0]["archived"], True,
+       "inspect finds the oldest turn")
+    eq([e[:2] for e in arc.read(D) if e[4]], live, "inspect kept every segment")
+    s = Sessions(D, size_limit=100000, max_message_chars=32000)
+    eq(len(s.search("aardvarkian", 1)), 1, "a Sessions without a limit finds it")
+    eq([e[:2] for e in arc.read(D) if e[4]], live, "and keeps every segment")
+    for i in range(44, 48):  # (its own compaction applies the default: 1 MiB)
+        s.persist(SID, [(1, None, "turn %d: x %s" % (i, pad))])
+        s.persist(SID, [(2, None, "noted %d" % i)], turn_completed=True)
+    ok(sum(e[1] for e in arc.read(D) if e[4]) <= 1 << 20, "compaction bounded it to 1 MiB")
+    eq(s.search("aardvarkian", 1), [], "the oldest gone")
+    dev.unmount()
+
+
 def test_deleting_a_session_takes_its_archive_and_indexes():
     dev = mount("lfs2", "/flash", blocks=512)
     mem = claw_memory.open("/flash", session_limit=6000, extract=False)
