@@ -2,6 +2,8 @@
 ranked, with scores) and `claw-memory search` (the session history's records, archives
 included, that best match a query)."""
 
+from claw_memory.text import shown
+
 from . import roots
 from .ui import EXIT_OK, EXIT_PROBLEMS, CliError, EXIT_USAGE, emit_json, no_session, table
 
@@ -27,7 +29,7 @@ def register(sub, root_args, with_copy):
             if args.json:
                 emit_json({"root": where, "query": args.query, "items": rows})
                 return EXIT_OK
-            print("data root: %s, query: %s" % (where, args.query))
+            print("data root: %s, query: %s" % (where, shown(args.query)))
             table([dict(r, content=messages.cell(r["content"], 80)) for r in rows],
                   ("id", "score", "labels", "content"), "ranked recall (best first)")
             return EXIT_OK
@@ -65,8 +67,9 @@ def register_search(sub, root_args, with_copy):
                 emit_json({"root": where, "query": args.query, "session": args.session,
                            "hits": rows})
                 return EXIT_OK
-            print("data root: %s, query: %s%s" % (where, args.query,
-                                                  ", session: %s" % args.session if args.session else ""))
+            # (the query and id as data: escape sequences in them are not the terminal's)
+            print("data root: %s, query: %s%s" % (where, shown(args.query),
+                                                  ", session: %s" % shown(args.session) if args.session else ""))
             table([dict(r, text=messages.cell(r["text"], 80)) for r in rows],
                   ("session", "role", "archived", "score", "text"), "history search (best first)")
             return EXIT_OK

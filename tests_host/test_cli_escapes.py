@@ -61,6 +61,17 @@ def test_every_view_prints_stored_escapes_as_data(tmp_path, capsys, argv):
         assert "\\x1b[2J\\x1b]52;c;aGVsbG8=\\x07\\x9b31m\\u202e\\u2066gnp.exe" in out, out
 
 
+@pytest.mark.parametrize("argv", [("search", "wombat" + CLEAR), ("recall", "wombat" + OSC52),
+                                  ("search", "wombat", "--session", SID)])
+def test_a_query_or_session_typed_with_escapes_is_printed_as_data(tmp_path, capsys, argv):
+    # (a pasted query, an id copied from a listing: echoed in the header as they were given)
+    root = tmp_path / "root"
+    _build(root)
+    out = _run(capsys, argv[0], str(root), *argv[1:])
+    _clean(out)
+    assert "query: wombat" in out
+
+
 def test_inspect_shows_ids_labels_and_profile_escaped(tmp_path, capsys):
     root = tmp_path / "root"
     _build(root)
