@@ -70,7 +70,9 @@ def register_search(sub, root_args, with_copy):
             # (the query and id as data: escape sequences in them are not the terminal's)
             print("data root: %s, query: %s%s" % (where, shown(args.query),
                                                   ", session: %s" % shown(args.session) if args.session else ""))
-            table([dict(r, text=messages.cell(r["text"], 80)) for r in rows],
+            from claw_memory.session.hits import excerpt  # (the part of a long text about the query)
+
+            table([dict(r, text=messages.cell(excerpt(r["text"], args.query, 80), 80)) for r in rows],
                   ("session", "role", "archived", "score", "text"), "history search (best first)")
             return EXIT_OK
 

@@ -128,3 +128,19 @@ def test_why_says_where_a_memory_came_from_and_leaves_the_root_alone(tmp_path, c
     lt = [x for x in insp.stats(root=str(root), rows=True)["layers"] if x["layer"] == "long-term"][0]
     assert (lt["records"], lt["capacity"]) == (1, 128), "how full the store is"
     assert _digest(root) == before, "why and inspect change nothing"
+
+
+def test_search_shows_the_part_of_a_long_message_about_the_query(tmp_path, capsys):
+    # The table's cell and the REPL's view showed a long message's first characters; the
+    # words it was found for came later
+    root = tmp_path / "root"
+    mem = claw_memory.open(str(root), extract=False)
+    sid = mem.chats.session_id("web", "u1")
+    long = "I wrote down the rota for the week, who cleans what and when. " * 20
+    mem.sessions.persist(sid, [(1, None, long + "My gym locker code is zebra4412. " + long)])
+    mem.sessions.persist(sid, [(2, None, "noted")], turn_completed=True)
+    mem.close()
+    rc, out, _ = _run(capsys, "search", str(root), "gym locker code")
+    assert rc == 0 and "zebra4412" in out, out
+    insp.search("gym locker code", root=str(root))  # (the REPL's view: printed)
+    assert "zebra4412" in capsys.readouterr().out

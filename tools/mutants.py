@@ -2197,4 +2197,8 @@ MUTANTS = [
      "a look without the app's archive_limit drops the whole archive at its first use"),
     ("session/sessions", "                                   ARCHIVE_LIMIT if self.archive_limit is None", "                                   0 if self.archive_limit is None",
      "a Sessions without an archive_limit deletes what compaction drops (no archive)"),
+    ("session/hits", "    if at < n - n // 4:  # (none found, or in the first n with room after it)", "    if True:",
+     "a long hit's text cut from its start, the words it was found for cut off"),
+    ("session/hits", "        if i >= 0 and (at < 0 or i < at):", "        if i >= 0:",
+     "a long hit's excerpt placed at the last of the query's terms found, not the first"),
 ]

@@ -27,6 +27,7 @@ _WIN = const(128)  # a block's records scored at once (a merged block holds up t
 # gap to the next one's (2)
 _WIN_READ = const(131)
 _MATCHES = const(16)  # a block's matches at most: one a query term (search.TERMS_MAX)
+_QUERY = const(512)  # characters and bytes of a query whose terms place an excerpt (search.QUERY_MAX)
 
 
 class Stale(Exception):
@@ -324,6 +325,28 @@ class Kept:
         if close is not None:
             close()
         self.it = None
+
+
+def excerpt(t, query, n):
+    """A hit's text `t` cut to `n` characters around the first of the query's terms it
+    holds (a word's stem, a number, a CJK pair): a long record's part about the query, not
+    its first `n` characters (from its start when that part is in them, or none is found)."""
+    if len(t) <= n:
+        return t
+    from ..terms import terms
+
+    low = t.lower()
+    at = -1
+    for w in terms(text.to_bytes(query[:_QUERY])[:_QUERY]):
+        try:
+            i = low.find(w.decode())
+        except UnicodeError:
+            continue  # (a CJK pair the cut split)
+        if i >= 0 and (at < 0 or i < at):
+            at = i
+    if at < n - n // 4:  # (none found, or in the first n with room after it)
+        return text.cut(t, n)
+    return "..." + text.cut(t[at - n // 4 :], n - 3)
 
 
 def path_hash(path):

@@ -450,6 +450,32 @@ def test_the_search_tool_s_own_calls_and_results_are_not_searched():
     dev.unmount()
 
 
+async def test_the_search_tool_shows_the_part_of_a_long_message_about_the_query():
+    # A hit's text is cut for the model: from its start it showed 480 characters of filler
+    # and not the locker code it was found for
+    import json
+
+    from claw_memory.chat_tools import SearchTool
+
+    dev, s = _fresh()
+    long = "I wrote down the rota for the week, who cleans what and when. " * 20
+    s.persist(SID, [(1, None, long + "My gym locker code is zebra4412, remember it. " + long)])
+    s.persist(SID, [(1, None, "Lockers at the pool are free on Sundays.")])
+    s.persist(SID, [(2, None, "noted")], turn_completed=True)
+    okay, out = await SearchTool(s, None).memory_search('{"query":"gym locker code"}', Request("q", SID))
+    hits = json.loads(out)["hits"]
+    ok(okay and "zebra4412" in hits[0]["text"] and len(hits[0]["text"]) <= 480, out)
+    ok(hits[0]["text"].startswith("...") and hits[0]["text"].endswith("..."), "cut both ends")
+    eq(hits[1]["text"], "Lockers at the pool are free on Sundays.", "a short one whole")
+    got = s.search("gym locker code", 1)[0]["text"]
+    ok(len(got) > 2000 and "zebra4412" in got, "mem.search: the whole text")
+    from claw_memory.session.hits import excerpt
+
+    eq(excerpt(got, "the of and", 60), got[:57] + "...", "no term: its start")
+    eq(excerpt(got, "rota", 60), got[:57] + "...", "a term in its first characters: its start")
+    dev.unmount()
+
+
 async def test_the_search_tool_s_errors_name_it_and_are_not_searched():
     # The tool's error answers (bad arguments, no session, a failed search) name the tool, as
     # its hits do, so that the history search leaves them out like its other answers
