@@ -184,6 +184,12 @@ class SearchTool:
         out.append("]")
         if skipped:  # (the log has the error: the model and the user hear that hits may lack)
             out.append(',"incomplete":true,"note":%s' % dumps(_INCOMPLETE % len(skipped)))
+        elif not hits:
+            from .session.search import query_hashes  # (loaded by the search)
+
+            if not query_hashes(query):  # (not "nothing was said": nothing was asked)
+                out.append(',"note":"the query has no word to search for (only common words, '
+                           'punctuation or symbols): ask with names, places or numbers"')
         out.append("}")
         return True, "".join(out)
 

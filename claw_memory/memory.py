@@ -154,7 +154,8 @@ class Memory:
         `chat`: (channel, chat_id), every session of that chat (agent `agent`'s);
         neither: the whole data root. A file that cannot be read (an I/O error) is left
         out and noted in the log, and its session id appended to the list `skipped` when
-        one is given. ValueError for a bad query, limit or scope."""
+        one is given. ValueError for a bad query (not text), limit or scope; a query with
+        no word to search for (empty, common words only, punctuation) finds nothing."""
         from .wiring import search
         return search(self, query, limit, chat, session, agent, skipped)
 

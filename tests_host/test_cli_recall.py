@@ -144,3 +144,12 @@ def test_search_shows_the_part_of_a_long_message_about_the_query(tmp_path, capsy
     assert rc == 0 and "zebra4412" in out, out
     insp.search("gym locker code", root=str(root))  # (the REPL's view: printed)
     assert "zebra4412" in capsys.readouterr().out
+
+
+def test_search_says_when_a_query_has_no_word_to_search_for(tmp_path, capsys):
+    root = tmp_path / "root"
+    _build(root)
+    rc, out, _ = _run(capsys, "search", str(root), "the and of")
+    assert rc == 0 and "no word to search for" in out, out
+    rc, out, _ = _run(capsys, "search", str(root), "pangolin")
+    assert rc == 0 and "(none)" in out and "no word" not in out, out

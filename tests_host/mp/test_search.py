@@ -368,6 +368,26 @@ def test_cjk_and_hostile_queries():
     dev.unmount()
 
 
+async def test_the_search_tool_says_when_a_query_has_no_word_to_search_for():
+    # "hits": [] alone read as "that was never said"; the model can ask again with words
+    import json
+
+    from claw_memory.chat_tools import SearchTool
+
+    dev, s = _fresh()
+    for n in range(3):
+        _turn(s, SID, n)
+    tool = SearchTool(s, None)
+    for q in ("the and of", "\uff0c\u3002\uff01", "C++", "?!"):
+        okay, out = await tool.memory_search(json.dumps({"query": q}), Request("q", SID))
+        e = json.loads(out)
+        ok(okay and e["ok"] and e["hits"] == [] and "no word to search for" in e["note"], out)
+    okay, out = await tool.memory_search('{"query":"pangolin"}', Request("q", SID))
+    eq(json.loads(out), {"ok": True, "action": "memory_search", "changed": False, "hits": []},
+       "words that match nothing: no note")
+    dev.unmount()
+
+
 def test_a_record_over_the_bound_is_found_by_its_first_bytes():
     dev, s = _fresh()
     _turn(s, SID, 1)
