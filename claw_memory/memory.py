@@ -148,7 +148,9 @@ class Memory:
         """Search the session history, archives included: the records that best match
         `query` (BM25 over records; on a tie the newer first: the later record of a
         session, its log before its archive, archives by when they were made, a chat's
-        sessions in chat_sessions' order), as dicts with "session" (its id), "role"
+        sessions in chat_sessions' order), as dicts with "session" (its id; for a session
+        no chat map names, of a whole-root search, its log's file name, which `session=`
+        takes too), "role"
         ("user", "assistant" or "tool"), "text" (the record's visible text, cut to
         max_message_chars), "score", "archived" and "offset". `session`: one session's;
         `chat`: (channel, chat_id), every session of that chat (agent `agent`'s);

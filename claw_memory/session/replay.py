@@ -15,7 +15,7 @@ _PAGE_TEXT_MAX = const(32768)
 
 def check_page(before, limit):
     if not isinstance(limit, int) or not 1 <= limit <= _PAGE_LIMIT_MAX:
-        raise ValueError("limit must be 1..%d" % _PAGE_LIMIT_MAX)
+        raise ValueError("limit must be an integer, 1..%d" % _PAGE_LIMIT_MAX)
     if not isinstance(before, int) or before < 0:
         raise ValueError("before must be a non-negative integer")
 

@@ -77,7 +77,7 @@ def run(sessions, query, limit, ids, skipped=None):
     if not isinstance(query, str):
         raise ValueError("query must be text")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
-        raise ValueError("limit must be 1..%d" % LIMIT_MAX)
+        raise ValueError("limit must be an integer, 1..%d" % LIMIT_MAX)
     sessions._settle()
     # (kept from one query to the next where only this program writes the folder)
     keep = sessions._held is not None or private(sessions)
