@@ -493,6 +493,8 @@ async def test_the_search_tool_shows_the_part_of_a_long_message_about_the_query(
 
     eq(excerpt(got, "the of and", 60), got[:57] + "...", "no term: its start")
     eq(excerpt(got, "rota", 60), got[:57] + "...", "a term in its first characters: its start")
+    t = "x " * 300 + "locker zebra4412 " + "y " * 300 + "code"
+    ok("zebra4412" in excerpt(t, "locker code", 60), "the first of the terms in the text, not the last asked")
     dev.unmount()
 
 
