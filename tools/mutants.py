@@ -2129,7 +2129,7 @@ MUTANTS = [
     ("session/held", "        if f is not None and len(self.files) < _MAX:", "        if f is not None and len(self.files) < 1:",
      "only the first file kept open: a chat's other files opened again"),
     ("session/held", "        if f is not None and len(self.files) < _MAX:", "        if f is not None and len(self.files) < _MAX - 1:",
-     "three files kept open, not four"),
+     "five files kept open, not six"),
     ("session/held", "            if every or e[3] in got:", "            if every:",
      "a kept file whose path was written is read from the handle opened before (a turn or compaction not seen)"),
     ("session/held", "        every = n > len(ring)", "        every = False",
