@@ -170,7 +170,9 @@ class SearchTool:
                 return False, err("no_session", action=_SEARCH, message="this request belongs to no session")
             skipped = []
             hits = self.sessions.search(query, limit, ids, skipped)
-            from .session.hits import excerpt  # (loaded by the search)
+            from .session.hits import excerpt, query_words  # (loaded by the search)
+
+            words = query_words(query)
         except Exception as e:  # noqa: BLE001 -- never into the agent loop
             return failed(_SEARCH, e, self._log, action=_SEARCH)
         out = ['{"ok":true,"action":"%s","changed":false,"hits":[' % _SEARCH]
@@ -179,7 +181,7 @@ class SearchTool:
             if prefix and name.startswith(prefix):
                 name = name[len(prefix):]
             out.append('%s{"session":%s,"role":%s,"text":%s,"archived":%s}' % (
-                "," if i else "", dumps(name), dumps(h["role"]), dumps(excerpt(h["text"], query, _HIT_CHARS)),
+                "," if i else "", dumps(name), dumps(h["role"]), dumps(excerpt(h["text"], words, _HIT_CHARS)),
                 "true" if h["archived"] else "false"))
         out.append("]")
         if skipped:  # (the log has the error: the model and the user hear that hits may lack)

@@ -262,9 +262,10 @@ def search(query, limit=5, session=None, root=None, rows=False, mem=None):
     for h in m.search(query, limit, session=session):
         out.append({"session": h["session"], "role": h["role"], "archived": h["archived"],
                     "score": h["score"], "text": h["text"]})
-    from .session.hits import excerpt  # (the part of a long text about the query)
+    from .session.hits import excerpt, query_words  # (the part of a long text about the query)
 
-    shown = [dict(r, text=messages.cell(excerpt(r["text"], query, 60), 60)) for r in out]
+    words = query_words(query)
+    shown = [dict(r, text=messages.cell(excerpt(r["text"], words, 60), 60)) for r in out]
     return _out(out, shown, ("session", "role", "archived", "score", "text"), rows)
 
 

@@ -70,14 +70,15 @@ def register_search(sub, root_args, with_copy):
             # (the query and id as data: escape sequences in them are not the terminal's)
             print("data root: %s, query: %s%s" % (where, shown(args.query),
                                                   ", session: %s" % shown(args.session) if args.session else ""))
-            from claw_memory.session.hits import excerpt  # (the part of a long text about the query)
+            from claw_memory.session.hits import excerpt, query_words  # (the part of a long text about the query)
             from claw_memory.session.search import query_hashes
 
             if not rows and not query_hashes(args.query):
                 print("(the query has no word to search for: only common words, punctuation or symbols)")
                 return EXIT_OK
 
-            table([dict(r, text=messages.cell(excerpt(r["text"], args.query, 80), 80)) for r in rows],
+            words = query_words(args.query)
+            table([dict(r, text=messages.cell(excerpt(r["text"], words, 80), 80)) for r in rows],
                   ("session", "role", "archived", "score", "text"), "history search (best first)")
             return EXIT_OK
 

@@ -1685,7 +1685,7 @@ MUTANTS = [
      'limit true taken as 1'),
     ('chat_tools', 'lambda v: isinstance(v, str) and v.strip(),', 'lambda v: isinstance(v, str) and v,',
      'a whitespace-only query accepted'),
-    ('chat_tools', 'dumps(excerpt(h["text"], query, _HIT_CHARS))', 'dumps(h["text"])',
+    ('chat_tools', 'dumps(excerpt(h["text"], words, _HIT_CHARS))', 'dumps(h["text"])',
      'hit text not cut to 480 chars'),
     ('chat_tools', '                "true" if h["archived"] else "false"))', '                "false"))',
      "archived always false in the tool's hits"),

@@ -327,21 +327,30 @@ class Kept:
         self.it = None
 
 
-def excerpt(t, query, n):
-    """A hit's text `t` cut to `n` characters around the first of the query's terms it
-    holds (a word's stem, a number, a CJK pair): a long record's part about the query, not
-    its first `n` characters (from its start when that part is in them, or none is found)."""
-    if len(t) <= n:
-        return t
+def query_words(query):
+    """The terms of `query` as text (a word's stem, a number, a CJK pair), for excerpt():
+    made once for an answer's hits, not once a hit."""
     from ..terms import terms
 
-    low = t.lower()
-    at = -1
+    out = []
     for w in terms(text.to_bytes(query[:_QUERY])[:_QUERY]):
         try:
-            i = low.find(w.decode())
+            out.append(w.decode())
         except UnicodeError:
-            continue  # (a CJK pair the cut split)
+            pass  # (a CJK pair the cut split)
+    return out
+
+
+def excerpt(t, words, n):
+    """A hit's text `t` cut to `n` characters around the first of the query's terms
+    (`words`: query_words()) it holds: a long record's part about the query, not its first
+    `n` characters (from its start when that part is in them, or none is found)."""
+    if len(t) <= n:
+        return t
+    low = t.lower()
+    at = -1
+    for w in words:
+        i = low.find(w)
         if i >= 0 and (at < 0 or i < at):
             at = i
     if at < n - n // 4:  # (none found, or in the first n with room after it)

@@ -489,12 +489,12 @@ async def test_the_search_tool_shows_the_part_of_a_long_message_about_the_query(
     eq(hits[1]["text"], "Lockers at the pool are free on Sundays.", "a short one whole")
     got = s.search("gym locker code", 1)[0]["text"]
     ok(len(got) > 2000 and "zebra4412" in got, "mem.search: the whole text")
-    from claw_memory.session.hits import excerpt
+    from claw_memory.session.hits import excerpt, query_words
 
-    eq(excerpt(got, "the of and", 60), got[:57] + "...", "no term: its start")
-    eq(excerpt(got, "rota", 60), got[:57] + "...", "a term in its first characters: its start")
+    eq(excerpt(got, query_words("the of and"), 60), got[:57] + "...", "no term: its start")
+    eq(excerpt(got, query_words("rota"), 60), got[:57] + "...", "a term in its first characters: its start")
     t = "x " * 300 + "locker zebra4412 " + "y " * 300 + "code"
-    ok("zebra4412" in excerpt(t, "locker code", 60), "the first of the terms in the text, not the last asked")
+    ok("zebra4412" in excerpt(t, query_words("locker code"), 60), "the first of the terms in the text, not the last asked")
     dev.unmount()
 
 
